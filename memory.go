@@ -2,7 +2,12 @@
 
 package tracemem
 
-import "errors"
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
 
 // Options tunes an analysis. The zero value is the default.
 type Options struct {
@@ -76,13 +81,100 @@ type Anomalies struct {
 // ErrInvalidOptions is returned (wrapped) for options that make no sense.
 var ErrInvalidOptions = errors.New("invalid options")
 
-// AnalyzeMemory is Analyze with default options.
+// AnalyzeMemory is Analyze with default options. It returns nil only for a
+// document that Analyze rejects, which a reader never returns.
 func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 	p, _ := Analyze(doc, Options{})
 	return p
 }
 
 // Analyze replays the memory events of doc and returns its memory profile.
+//
+// The events are replayed in timestamp order; events with equal timestamps
+// keep their order in doc.Memory. The rules, as in the TensorFlow Memory
+// Profile and PyTorch's memory timeline:
+//   - An alloc makes the tensor (keyed by tensor id) live on its device, with
+//     its bytes and category. An alloc of a tensor still live is a duplicate:
+//     the earlier allocation counts as freed at that moment.
+//   - A free of a live tensor releases the bytes it was allocated with, on the
+//     device and under the category it was allocated with (a free naming
+//     another size counts as a size mismatch). A free of a tensor already
+//     freed is a double free and changes nothing else.
+//   - A free of a tensor never allocated is pre-existing memory, made before
+//     the capture began: its bytes were live on the free's device, under the
+//     free's category, from the start of the timeline until that free.
+//   - A device's capacity is its largest capacity_bytes sample, or else its
+//     largest used_bytes + free_bytes sample; free bytes are capacity − live,
+//     0 when the capacity is unknown or exceeded.
+//   - The timeline has one point per event, for the device the event changed,
+//     after applying it. A device's peak is its highest live bytes, first time
+//     reached; the global peak is the highest device peak (the earliest on
+//     ties), and the breakdown lists what was live on that device then,
+//     bytes descending, then tensor id ascending. Pre-existing memory counts in
+//     every point and peak but is not listed in the breakdown.
+//   - Autograd retained bytes are the activation bytes live on all devices
+//     just before the first event whose span, or nearest ancestor span with a
+//     step, has step backward.
+//
+// With Options.MaxTimelinePoints = m > 0, each device keeps at most m
+// points: its n points are cut into consecutive windows of w points, w the
+// smallest power of two with n ≤ m·w, and each window is represented by its
+// highest point (the first one on ties). Time order is kept, and every
+// device peak, so the global peak, survives exactly.
+//
+// Analyze returns an error for invalid options, and for an event whose
+// action or category is out of range (only a document built by hand can
+// have one).
 func Analyze(doc *TraceDocument, opts Options) (*MemoryProfile, error) {
-	panic("not implemented yet")
+	a, err := replayDocument(doc, opts)
+	if err != nil {
+		return nil, err
+	}
+	return a.Profile(), nil
 }
+
+// replayDocument feeds a whole document to a new Analyzer: spans parents
+// first (cycles cut as Validate reports them), ops, device samples, then the
+// memory events sorted stably by timestamp.
+func replayDocument(doc *TraceDocument, opts Options) (*Analyzer, error) {
+	a := NewAnalyzer(opts)
+	if a.err != nil {
+		return nil, a.err
+	}
+	a.reserve(len(doc.Memory), len(doc.Spans), len(doc.Ops))
+	for _, s := range orderSpans(doc.Spans) {
+		sp := doc.Spans[s.index]
+		if s.cut {
+			sp.ParentID = ""
+		}
+		_ = a.AddSpan(&sp) // a duplicate id is skipped; Validate reports it
+	}
+	for i := range doc.Ops {
+		_ = a.AddOp(&doc.Ops[i])
+	}
+	for i := range doc.DeviceMemory {
+		_ = a.AddDeviceMemory(&doc.DeviceMemory[i])
+	}
+	mem := doc.Memory
+	if slices.IsSortedFunc(mem, byTimestamp) {
+		for i := range mem {
+			if err := a.Add(&mem[i]); err != nil {
+				return nil, fmt.Errorf("memory[%d]: %w", i, err)
+			}
+		}
+		return a, nil
+	}
+	order := make([]int32, len(mem))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(mem[x].TimestampNs, mem[y].TimestampNs) })
+	for _, i := range order {
+		if err := a.Add(&mem[i]); err != nil {
+			return nil, fmt.Errorf("memory[%d]: %w", i, err)
+		}
+	}
+	return a, nil
+}
+
+func byTimestamp(x, y MemoryEvent) int { return cmp.Compare(x.TimestampNs, y.TimestampNs) }

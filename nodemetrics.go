@@ -18,7 +18,35 @@ type NodeMetrics struct {
 }
 
 // NodeMemoryMetrics returns the memory of every span and op of doc, keyed by
-// span id and by op node id (opNodeIDs[key], or "{span}/op/{index}").
+// span id and by op node id: opNodeIDs[key] when present, else
+// "{span}/op/{index}". A nil opNodeIDs is allowed.
+//
+// The rules:
+//   - An op's index is its position among the document's ops with the same
+//     span id, in document order, counting every op. An op's bytes are its
+//     storage_bytes, else shape × dtype; an op of 0 bytes gets no node.
+//   - An op node's Bytes, StorageBytes and PeakBytes are the op's bytes; its
+//     ResidualBytes are the bytes of its output tensor still live when the
+//     op's span ends (0 when never allocated in the trace).
+//   - A span's Bytes are the sum of its own ops' bytes (not its children's);
+//     its StorageBytes are 0.
+//   - A span's PeakBytes are the most bytes live at one moment, over all
+//     devices, that memory events of the span or its descendants allocated,
+//     replayed as Analyze does (a free returns the bytes to the subtree that
+//     allocated them; pre-existing memory belongs to no span). With no memory
+//     events at all, it is the static estimate max(own bytes, children's
+//     PeakBytes).
+//   - A span's ResidualBytes are the bytes its subtree allocated still live
+//     when it ended (StartNs + DurationNs; events stamped at that time count
+//     as inside); a span never closed ends with the trace.
+//   - Every span has a node, with zeros where nothing was measured. A parent
+//     id naming no span makes a root; a parent link closing a cycle is cut
+//     (see Validate). Trees of any depth work: nothing recurses on depth.
 func NodeMemoryMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]NodeMetrics {
-	panic("not implemented yet")
+	// One timeline point per device is all node metrics need of the timeline.
+	a, err := replayDocument(doc, Options{MaxTimelinePoints: 1})
+	if err != nil {
+		return map[string]NodeMetrics{}
+	}
+	return a.NodeMetrics(opNodeIDs)
 }

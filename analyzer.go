@@ -1,0 +1,704 @@
+// analyzer.go holds the Analyzer: the one replay of memory events behind every analysis.
+
+package tracemem
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// ErrOutOfOrder is returned (wrapped) by Analyzer.Add for an event stamped
+// earlier than the event before it.
+var ErrOutOfOrder = errors.New("memory event goes back in time")
+
+// SpanError reports a span record that does not fit the spans seen before.
+type SpanError struct {
+	SpanID string
+	Msg    string // e.g. "duplicate span id"
+}
+
+func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID, e.Msg) }
+
+// An Analyzer replays a trace's records one at a time and can report the
+// memory profile and the node metrics at any moment. AnalyzeMemory, Analyze,
+// NodeMemoryMetrics and AnalyzeStream are thin wrappers over it.
+//
+// Memory events must be added in nondecreasing timestamp order; events with
+// equal timestamps are applied in the order they are added (that order is
+// what an allocator's running total follows). A span must be added before
+// the memory events and ops that name it, and before the spans that name it
+// as their parent; a span_end should arrive before any memory event stamped
+// after the span's end, or the span's residual bytes are measured at the
+// first later event instead.
+//
+// The Analyzer keeps references to the strings and Shape slices of the
+// records it is given (it does not copy them): callers must not modify a
+// Shape's elements after passing it. Its memory is bounded by what is live
+// (allocations, spans, ops) plus the timeline points kept, plus 8 bytes per
+// distinct freed tensor id (a 64-bit hash, to tell double frees from frees
+// of pre-existing memory; two distinct ids of one trace colliding is about
+// as likely as n²/2⁶⁵ for n freed ids).
+//
+// An Analyzer is not safe for concurrent use.
+type Analyzer struct {
+	opts Options
+	err  error // invalid options, reported by every call
+
+	devices  []deviceState
+	deviceID map[string]int32
+
+	allocs    []liveAlloc      // slots for live allocations
+	freeSlots []int32          // unused slots of allocs
+	tensors   map[string]int32 // live tensor id → slot
+	freed     map[uint64]struct{}
+
+	spans  []spanState
+	spanID map[string]int32
+	ends   endHeap // closed spans whose residual is not measured yet
+
+	ops     []opState
+	opCount map[string]int // ops seen per span id, for op indices
+
+	seq     uint64 // memory events replayed
+	lastTs  uint64
+	summary MemorySummary
+	anom    Anomalies
+
+	autogradSeen bool
+	autogradRel  int64 // activation bytes live at the first backward event, pools aside
+}
+
+type deviceState struct {
+	name       string
+	hasEvents  bool
+	live       int64 // live bytes minus the whole pre-existing pool; see point
+	cats       [NumCategories]int64
+	seen       CategorySet
+	pool       uint64 // pre-existing bytes found so far
+	poolCats   [NumCategories]uint64
+	poolSeen   CategorySet
+	allocCount uint64
+	freeCount  uint64
+	capacity   uint64 // largest capacity_bytes sample
+	hasCap     bool
+	usedFree   uint64 // largest used_bytes + free_bytes sample
+
+	hasPeak  bool
+	peak     point
+	lostPeak []liveAlloc // allocations live at the peak and freed since
+	tl       timeline
+}
+
+type liveAlloc struct {
+	ev    MemoryEvent
+	dev   int32
+	span  int32 // -1: no known span
+	seq   uint64
+	inUse bool
+}
+
+type spanState struct {
+	id       string
+	parent   int32 // -1 for a root
+	step     Step  // own step, or the nearest ancestor's
+	start    uint64
+	end      uint64
+	closed   bool
+	done     bool   // residual measured
+	own      uint64 // bytes of the span's own ops
+	cur      uint64 // bytes live that the subtree allocated
+	peak     uint64
+	residual uint64
+	ops      []int32 // indices into Analyzer.ops with an output tensor
+}
+
+type opState struct {
+	span     int32 // -1: unknown span
+	spanID   string
+	index    int
+	bytes    uint64
+	output   string
+	residual uint64
+	measured bool
+}
+
+// NewAnalyzer returns an Analyzer with the given options. Invalid options
+// make every later call return an error wrapping ErrInvalidOptions.
+func NewAnalyzer(opts Options) *Analyzer {
+	a := &Analyzer{
+		opts:     opts,
+		deviceID: make(map[string]int32),
+		tensors:  make(map[string]int32),
+		freed:    make(map[uint64]struct{}),
+		spanID:   make(map[string]int32),
+		opCount:  make(map[string]int),
+	}
+	a.err = opts.check()
+	return a
+}
+
+func (o Options) check() error {
+	if o.MaxTimelinePoints < 0 {
+		return fmt.Errorf("%w: MaxTimelinePoints %d is negative", ErrInvalidOptions, o.MaxTimelinePoints)
+	}
+	return nil
+}
+
+// reserve pre-sizes the Analyzer's tables for a trace of the given size.
+func (a *Analyzer) reserve(events, spans, ops int) {
+	a.tensors = make(map[string]int32, min(events/2, 1<<20))
+	a.freed = make(map[uint64]struct{}, events/2)
+	a.allocs = slices.Grow(a.allocs, min(events/2, 1<<20))
+	a.spanID = make(map[string]int32, spans)
+	a.spans = slices.Grow(a.spans, spans)
+	a.ops = slices.Grow(a.ops, ops)
+}
+
+func (a *Analyzer) device(name string) int32 {
+	if d, ok := a.deviceID[name]; ok {
+		return d
+	}
+	d := int32(len(a.devices))
+	a.deviceID[name] = d
+	a.devices = append(a.devices, deviceState{name: name, tl: timeline{max: a.opts.MaxTimelinePoints}})
+	return d
+}
+
+// AddSpan registers a span. A parent id naming no span added before makes the
+// span a root. A closed span's residual is measured at its end
+// (StartNs + DurationNs); an open one's when EndSpan says it ended, or at the
+// end of the trace.
+func (a *Analyzer) AddSpan(s *Span) error {
+	if a.err != nil {
+		return a.err
+	}
+	if _, dup := a.spanID[s.ID]; dup {
+		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
+	}
+	st := spanState{id: s.ID, parent: -1, step: s.Step, start: s.StartNs}
+	if p, ok := a.spanID[s.ParentID]; ok && s.ParentID != "" {
+		st.parent = p
+		if st.step == StepNone {
+			st.step = a.spans[p].step
+		}
+	}
+	i := int32(len(a.spans))
+	a.spanID[s.ID] = i
+	a.spans = append(a.spans, st)
+	if s.Closed {
+		a.close(i, s.DurationNs)
+	}
+	return nil
+}
+
+// EndSpan records that the span ended durationNs after it started.
+func (a *Analyzer) EndSpan(id string, durationNs uint64) error {
+	if a.err != nil {
+		return a.err
+	}
+	i, ok := a.spanID[id]
+	if !ok {
+		return &SpanError{SpanID: id, Msg: "end of an unknown span"}
+	}
+	if a.spans[i].closed {
+		return &SpanError{SpanID: id, Msg: "span ended twice"}
+	}
+	a.close(i, durationNs)
+	return nil
+}
+
+func (a *Analyzer) close(i int32, durationNs uint64) {
+	s := &a.spans[i]
+	s.closed = true
+	s.end = addSat(s.start, durationNs)
+	a.ends.push(spanEnd{end: s.end, span: i})
+}
+
+// AddOp registers an op. Its index is its position among the ops added with
+// the same span id. Ops of 0 bytes are counted for the index but get no node.
+func (a *Analyzer) AddOp(op *Op) error {
+	if a.err != nil {
+		return a.err
+	}
+	index := a.opCount[op.SpanID]
+	a.opCount[op.SpanID] = index + 1
+	bytes := op.Bytes()
+	if bytes == 0 {
+		return nil
+	}
+	span, ok := a.spanID[op.SpanID]
+	if !ok {
+		span = -1
+	}
+	o := opState{span: span, spanID: op.SpanID, index: index, bytes: bytes, output: op.Output}
+	if span >= 0 {
+		s := &a.spans[span]
+		s.own = addSat(s.own, bytes)
+		if op.Output != "" {
+			if s.done { // the span was measured already: measure the op now
+				o.residual, o.measured = a.liveBytes(op.Output), true
+			} else {
+				s.ops = append(s.ops, int32(len(a.ops)))
+			}
+		}
+	}
+	a.ops = append(a.ops, o)
+	return nil
+}
+
+// AddDeviceMemory registers a device-level sample. A device's capacity is
+// its largest capacity_bytes sample, or else its largest used + free sample;
+// samples may arrive at any time, and every profile uses all of them.
+func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
+	if a.err != nil {
+		return a.err
+	}
+	d := &a.devices[a.device(s.Device)]
+	if s.CapacityBytes != nil {
+		d.capacity = max(d.capacity, *s.CapacityBytes)
+		d.hasCap = true
+	}
+	d.usedFree = max(d.usedFree, addSat(s.UsedBytes, s.FreeBytes))
+	return nil
+}
+
+// Add replays one memory event. It returns an error wrapping ErrOutOfOrder
+// for an event stamped before the previous one, and leaves the Analyzer as
+// it was.
+func (a *Analyzer) Add(ev *MemoryEvent) error {
+	if a.err != nil {
+		return a.err
+	}
+	if ev.TimestampNs < a.lastTs {
+		return fmt.Errorf("%w: timestamp_ns %d after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
+	}
+	if ev.Action != ActionAlloc && ev.Action != ActionFree {
+		return fmt.Errorf("memory: invalid action %d", ev.Action)
+	}
+	if ev.Category >= NumCategories {
+		return fmt.Errorf("memory: invalid category %d", ev.Category)
+	}
+	a.lastTs = ev.TimestampNs
+	a.closeSpansBefore(ev.TimestampNs)
+
+	span, ok := a.spanID[ev.SpanID]
+	if !ok {
+		span = -1
+	}
+	if !a.autogradSeen && span >= 0 && a.spans[span].step == StepBackward {
+		a.autogradSeen = true
+		for i := range a.devices {
+			a.autogradRel = addSat64(a.autogradRel, a.devices[i].cats[CategoryActivation])
+		}
+	}
+
+	dev := a.device(ev.Device)
+	if ev.Action == ActionAlloc {
+		a.summary.AllocCount++
+		a.summary.TotalAllocBytes = addSat(a.summary.TotalAllocBytes, ev.Bytes)
+		if slot, live := a.tensors[ev.TensorID]; live {
+			a.anom.DuplicateAllocs++
+			a.release(slot)
+		}
+		d := &a.devices[dev]
+		d.allocCount++
+		d.live = addSat64(d.live, toInt64(ev.Bytes))
+		d.cats[ev.Category] = addSat64(d.cats[ev.Category], toInt64(ev.Bytes))
+		d.seen = d.seen.With(ev.Category)
+		a.spanAdd(span, ev.Bytes)
+		a.tensors[ev.TensorID] = a.newSlot(liveAlloc{ev: *ev, dev: dev, span: span, seq: a.seq, inUse: true})
+	} else {
+		a.summary.FreeCount++
+		if slot, live := a.tensors[ev.TensorID]; live {
+			al := &a.allocs[slot]
+			dev = al.dev // the bytes return to the device they live on
+			if al.ev.Bytes != ev.Bytes {
+				a.anom.SizeMismatches++
+			}
+			a.release(slot)
+		} else if _, was := a.freed[hashID(ev.TensorID)]; was {
+			a.anom.DoubleFrees++
+		} else {
+			// Pre-existing: live from the start of the trace until now.
+			a.anom.UnmatchedFrees++
+			a.freed[hashID(ev.TensorID)] = struct{}{}
+			a.summary.PreexistingBytes = addSat(a.summary.PreexistingBytes, ev.Bytes)
+			d := &a.devices[dev]
+			d.pool = addSat(d.pool, ev.Bytes)
+			d.poolCats[ev.Category] = addSat(d.poolCats[ev.Category], ev.Bytes)
+			d.poolSeen = d.poolSeen.With(ev.Category)
+			d.live = addSat64(d.live, -toInt64(ev.Bytes))
+			d.cats[ev.Category] = addSat64(d.cats[ev.Category], -toInt64(ev.Bytes))
+		}
+		a.devices[dev].freeCount++
+	}
+
+	d := &a.devices[dev]
+	d.hasEvents = true
+	p := point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen}
+	if !d.hasPeak || p.live > d.peak.live {
+		d.hasPeak = true
+		d.peak = p
+		clear(d.lostPeak)
+		d.lostPeak = d.lostPeak[:0]
+	}
+	d.tl.add(p)
+	a.seq++
+	return nil
+}
+
+// release frees the live allocation in slot.
+func (a *Analyzer) release(slot int32) {
+	al := &a.allocs[slot]
+	d := &a.devices[al.dev]
+	b := toInt64(al.ev.Bytes)
+	d.live = addSat64(d.live, -b)
+	d.cats[al.ev.Category] = addSat64(d.cats[al.ev.Category], -b)
+	a.spanSub(al.span, al.ev.Bytes)
+	if d.hasPeak && al.seq <= d.peak.seq {
+		d.lostPeak = append(d.lostPeak, *al)
+	}
+	delete(a.tensors, al.ev.TensorID)
+	a.freed[hashID(al.ev.TensorID)] = struct{}{}
+	*al = liveAlloc{}
+	a.freeSlots = append(a.freeSlots, slot)
+}
+
+func (a *Analyzer) newSlot(al liveAlloc) int32 {
+	if n := len(a.freeSlots); n > 0 {
+		slot := a.freeSlots[n-1]
+		a.freeSlots = a.freeSlots[:n-1]
+		a.allocs[slot] = al
+		return slot
+	}
+	a.allocs = append(a.allocs, al)
+	return int32(len(a.allocs) - 1)
+}
+
+func (a *Analyzer) spanAdd(s int32, b uint64) {
+	for ; s >= 0; s = a.spans[s].parent {
+		sp := &a.spans[s]
+		sp.cur = addSat(sp.cur, b)
+		sp.peak = max(sp.peak, sp.cur)
+	}
+}
+
+func (a *Analyzer) spanSub(s int32, b uint64) {
+	for ; s >= 0; s = a.spans[s].parent {
+		a.spans[s].cur = subSat(a.spans[s].cur, b)
+	}
+}
+
+// closeSpansBefore measures the residual bytes of every closed span that
+// ended before ts: events stamped exactly at a span's end count as inside.
+func (a *Analyzer) closeSpansBefore(ts uint64) {
+	for len(a.ends) > 0 && a.ends[0].end < ts {
+		a.measure(a.ends.pop().span)
+	}
+}
+
+func (a *Analyzer) measure(i int32) {
+	s := &a.spans[i]
+	s.done = true
+	s.residual = s.cur
+	for _, o := range s.ops {
+		op := &a.ops[o]
+		op.residual, op.measured = a.liveBytes(op.output), true
+	}
+	s.ops = nil
+}
+
+// liveBytes returns the bytes of the live allocation of tensor id, or 0.
+func (a *Analyzer) liveBytes(id string) uint64 {
+	if slot, ok := a.tensors[id]; ok {
+		return a.allocs[slot].ev.Bytes
+	}
+	return 0
+}
+
+// Profile returns the memory profile of what was replayed so far. It may be
+// called at any time; the Analyzer goes on afterwards. It costs time in
+// proportion to the live allocations and the timeline points kept, not to
+// the events replayed. The returned profile is the caller's; its strings and
+// shapes are shared with the records given to the Analyzer.
+func (a *Analyzer) Profile() *MemoryProfile {
+	p := &MemoryProfile{
+		Summary:       a.summary,
+		Timeline:      []TimelinePoint{},
+		PeakBreakdown: []LiveAllocation{},
+		ByDevice:      []DeviceMemoryStats{},
+		Anomalies:     a.anom,
+	}
+	n := 0
+	for i := range a.devices {
+		n += a.devices[i].tl.len()
+	}
+	p.Timeline = make([]TimelinePoint, 0, n)
+
+	peakDev := int32(-1)
+	var peakBytes uint64
+	for i := range a.devices {
+		d := &a.devices[i]
+		if !d.hasEvents {
+			continue
+		}
+		pb := d.withPool(d.peak.live, d.pool)
+		p.ByDevice = append(p.ByDevice, DeviceMemoryStats{
+			Device:          d.name,
+			CapacityBytes:   d.capacityBytes(),
+			PeakBytes:       pb,
+			PeakTimestampNs: d.peak.ts,
+			AllocCount:      d.allocCount,
+			FreeCount:       d.freeCount,
+		})
+		if peakDev < 0 || pb > peakBytes || pb == peakBytes && d.peak.seq < a.devices[peakDev].peak.seq {
+			peakDev, peakBytes = int32(i), pb
+		}
+	}
+	slices.SortFunc(p.ByDevice, func(x, y DeviceMemoryStats) int { return cmp.Compare(x.Device, y.Device) })
+
+	if peakDev >= 0 {
+		d := &a.devices[peakDev]
+		p.Summary.PeakBytes = peakBytes
+		p.Summary.PeakTimestampNs = d.peak.ts
+		p.Summary.PeakDevice = d.name
+		for c := range Category(NumCategories) {
+			if v := d.withPool(d.peak.cats[c], d.poolCats[c]); v > 0 {
+				p.Summary.PeakByCategory.Bytes[c] = v
+				p.Summary.PeakByCategory.Present = p.Summary.PeakByCategory.Present.With(c)
+			}
+		}
+		p.PeakBreakdown = a.breakdown(peakDev)
+	}
+
+	if a.autogradSeen {
+		var pool uint64
+		for i := range a.devices {
+			pool = addSat(pool, a.devices[i].poolCats[CategoryActivation])
+		}
+		p.Summary.AutogradRetainedBytes = withPool(a.autogradRel, pool)
+	}
+
+	a.mergeTimeline(p)
+	return p
+}
+
+// mergeTimeline appends the devices' points to p.Timeline in replay order.
+func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
+	next := make([]int, len(a.devices))
+	capacity := make([]uint64, len(a.devices))
+	for i := range a.devices {
+		capacity[i] = a.devices[i].capacityBytes()
+	}
+	for {
+		best := -1
+		var bestSeq uint64 = math.MaxUint64
+		for i := range a.devices {
+			if tl := &a.devices[i].tl; next[i] < tl.len() {
+				if s := tl.at(next[i]).seq; s < bestSeq {
+					best, bestSeq = i, s
+				}
+			}
+		}
+		if best < 0 {
+			return
+		}
+		d := &a.devices[best]
+		pt := d.tl.at(next[best])
+		next[best]++
+		live := d.withPool(pt.live, d.pool)
+		tp := TimelinePoint{TimestampNs: pt.ts, Device: d.name, LiveBytes: live, HeapBytes: live}
+		if capacity[best] > live {
+			tp.FreeBytes = capacity[best] - live
+		}
+		tp.ByCategory.Present = pt.seen | d.poolSeen
+		for c := range Category(NumCategories) {
+			tp.ByCategory.Bytes[c] = d.withPool(pt.cats[c], d.poolCats[c])
+		}
+		p.Timeline = append(p.Timeline, tp)
+	}
+}
+
+// breakdown lists the allocations live on device dev at its peak: those
+// still live that were made by then, and those freed since.
+func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
+	d := &a.devices[dev]
+	out := make([]LiveAllocation, 0, len(d.lostPeak))
+	add := func(al *liveAlloc) {
+		la := LiveAllocation{
+			TensorID: al.ev.TensorID,
+			SpanID:   al.ev.SpanID,
+			Bytes:    al.ev.Bytes,
+			Shape:    al.ev.Shape,
+			DType:    al.ev.DType,
+			Device:   al.ev.Device,
+			Category: al.ev.Category,
+		}
+		if al.ev.OpName != "" {
+			op := al.ev.OpName
+			la.OpName = &op
+		}
+		out = append(out, la)
+	}
+	for i := range a.allocs {
+		if al := &a.allocs[i]; al.inUse && al.dev == dev && al.seq <= d.peak.seq {
+			add(al)
+		}
+	}
+	for i := range d.lostPeak {
+		add(&d.lostPeak[i])
+	}
+	slices.SortFunc(out, func(x, y LiveAllocation) int {
+		if c := cmp.Compare(y.Bytes, x.Bytes); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.TensorID, y.TensorID)
+	})
+	return out
+}
+
+// NodeMetrics returns the memory of every span and op added so far, keyed by
+// span id and by op node id: opNodeIDs[key] when present, else
+// "{span}/op/{index}". Spans still open are measured as if the trace ended
+// now. The map is the caller's.
+func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetrics {
+	out := make(map[string]NodeMetrics, len(a.spans)+len(a.ops))
+	static := a.seq == 0
+	peaks := make([]uint64, len(a.spans))
+	for i := range a.spans {
+		peaks[i] = a.spans[i].peak
+	}
+	if static {
+		// No memory events: a span's peak is the larger of its own ops'
+		// bytes and its children's peaks. Children come after their parent.
+		for i := range a.spans {
+			peaks[i] = a.spans[i].own
+		}
+		for i := len(a.spans) - 1; i >= 0; i-- {
+			if p := a.spans[i].parent; p >= 0 {
+				peaks[p] = max(peaks[p], peaks[i])
+			}
+		}
+	}
+	for i := range a.spans {
+		s := &a.spans[i]
+		m := NodeMetrics{Bytes: s.own, PeakBytes: peaks[i], ResidualBytes: s.cur}
+		if s.done {
+			m.ResidualBytes = s.residual
+		}
+		out[s.id] = m
+	}
+	for i := range a.ops {
+		o := &a.ops[i]
+		id, ok := opNodeIDs[OpKey{SpanID: o.spanID, Index: o.index}]
+		if !ok {
+			id = o.spanID + "/op/" + strconv.Itoa(o.index)
+		}
+		res := o.residual
+		if !o.measured {
+			res = a.liveBytes(o.output)
+		}
+		out[id] = NodeMetrics{Bytes: o.bytes, PeakBytes: o.bytes, ResidualBytes: res, StorageBytes: o.bytes}
+	}
+	return out
+}
+
+func (d *deviceState) capacityBytes() uint64 {
+	if d.hasCap {
+		return d.capacity
+	}
+	return d.usedFree
+}
+
+func (d *deviceState) withPool(rel int64, pool uint64) uint64 { return withPool(rel, pool) }
+
+// withPool returns rel + pool clamped to [0, MaxUint64].
+func withPool(rel int64, pool uint64) uint64 {
+	if rel >= 0 {
+		return addSat(pool, uint64(rel))
+	}
+	return subSat(pool, uint64(-rel))
+}
+
+// toInt64 converts a byte count, saturating at MaxInt64.
+func toInt64(b uint64) int64 {
+	if b > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(b)
+}
+
+// addSat64 returns a+b clamped to the int64 range.
+func addSat64(a, b int64) int64 {
+	s := a + b
+	if a > 0 && b > 0 && s < 0 {
+		return math.MaxInt64
+	}
+	if a < 0 && b < 0 && s >= 0 {
+		return math.MinInt64 + 1
+	}
+	return s
+}
+
+// hashID is FNV-1a, 64 bits: deterministic across runs and processes.
+func hashID(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+type spanEnd struct {
+	end  uint64
+	span int32
+}
+
+// endHeap is a min-heap of span ends, by end time then span order.
+type endHeap []spanEnd
+
+func (h endHeap) less(i, j int) bool {
+	return h[i].end < h[j].end || h[i].end == h[j].end && h[i].span < h[j].span
+}
+
+func (h *endHeap) push(e spanEnd) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *endHeap) pop() spanEnd {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && s.less(l, m) {
+			m = l
+		}
+		if r < n && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}

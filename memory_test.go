@@ -1,0 +1,118 @@
+// memory_test.go tests AnalyzeMemory against the reference, the invariants, and the rules one by one.
+
+package tracemem
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAnalyzeMatchesReference(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		doc := randomDoc(r)
+		opts := Options{}
+		if seed%2 == 1 {
+			opts.MaxTimelinePoints = 1 + r.IntN(6)
+		}
+		got, err := Analyze(doc, opts)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		want := refAnalyze(doc, opts)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("seed %d, opts %+v: profile differs from the reference (-want +got):\n%s", seed, opts, diff)
+		}
+		checkInvariants(t, doc, got)
+	}
+}
+
+func TestNodeMetricsMatchesReference(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 400
+	}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		doc := randomDoc(r)
+		var ids map[OpKey]string
+		if seed%3 == 0 && len(doc.Ops) > 0 {
+			ids = map[OpKey]string{{SpanID: doc.Ops[0].SpanID, Index: 0}: "mapped"}
+		}
+		got := NodeMemoryMetrics(doc, ids)
+		want := refNodeMetrics(doc, ids)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("seed %d: node metrics differ from the reference (-want +got):\n%s", seed, diff)
+		}
+	}
+}
+
+// checkInvariants checks what must hold of every profile.
+func checkInvariants(t *testing.T, doc *TraceDocument, p *MemoryProfile) {
+	t.Helper()
+	for i, pt := range p.Timeline {
+		if s := pt.ByCategory.Total(); s != pt.LiveBytes {
+			t.Errorf("point %d: by_category sums to %d, live_bytes %d", i, s, pt.LiveBytes)
+		}
+		if pt.LiveBytes > p.Summary.PeakBytes {
+			t.Errorf("point %d: live %d above the peak %d", i, pt.LiveBytes, p.Summary.PeakBytes)
+		}
+		if pt.HeapBytes != pt.LiveBytes {
+			t.Errorf("point %d: heap_bytes %d != live_bytes %d", i, pt.HeapBytes, pt.LiveBytes)
+		}
+	}
+	var bd uint64
+	for _, a := range p.PeakBreakdown {
+		bd += a.Bytes
+		if a.Device != p.Summary.PeakDevice {
+			t.Errorf("breakdown lists %s on %s, peak device %s", a.TensorID, a.Device, p.Summary.PeakDevice)
+		}
+	}
+	if pre := preexistingLiveAt(doc, p); bd+pre != p.Summary.PeakBytes {
+		t.Errorf("breakdown %d + pre-existing %d != peak %d", bd, pre, p.Summary.PeakBytes)
+	}
+	var allocs, frees uint64
+	for _, d := range p.ByDevice {
+		allocs += d.AllocCount
+		frees += d.FreeCount
+		if d.PeakBytes > p.Summary.PeakBytes {
+			t.Errorf("device %s peak %d above the global peak %d", d.Device, d.PeakBytes, p.Summary.PeakBytes)
+		}
+	}
+	if allocs != p.Summary.AllocCount || frees != p.Summary.FreeCount {
+		t.Errorf("by_device counts %d/%d, summary %d/%d", allocs, frees, p.Summary.AllocCount, p.Summary.FreeCount)
+	}
+}
+
+// preexistingLiveAt returns the pre-existing bytes live on the peak device at
+// the peak: those freed (as unmatched frees) after the event that first
+// reached the peak.
+func preexistingLiveAt(doc *TraceDocument, p *MemoryProfile) uint64 {
+	if p.Summary.PeakDevice == "" {
+		return 0
+	}
+	evs, liveAfter := refReplay(refSorted(doc))
+	peak := -1
+	for k, e := range evs {
+		if e.dev != p.Summary.PeakDevice {
+			continue
+		}
+		if live, _ := refDeviceState(evs, liveAfter, e.dev, k); live == p.Summary.PeakBytes {
+			peak = k
+			break
+		}
+	}
+	var sum uint64
+	for k, e := range evs {
+		if e.kind == "pre" && e.dev == p.Summary.PeakDevice && k > peak {
+			sum += e.ev.Bytes
+		}
+	}
+	return sum
+}

@@ -1,0 +1,87 @@
+// timeline.go holds the per-device timeline points of a replay and their peak-preserving downsampling.
+
+package tracemem
+
+// point is the state of one device right after one memory event. Byte values
+// are relative to the device's pre-existing pool: the bytes that were live
+// from the start of the trace are added when a profile is built, because
+// they are known only once the frees that reveal them have been replayed.
+type point struct {
+	seq  uint64 // index of the event in replay order
+	ts   uint64 // ns since trace start
+	live int64  // live bytes minus the device's whole pre-existing pool
+	cats [NumCategories]int64
+	seen CategorySet // categories seen on the device so far (pool aside)
+}
+
+// timeline keeps a device's points. With a limit of max points it keeps, for
+// consecutive windows of w points (w the smallest power of two such that the
+// device's n points fit in max windows), the highest point of each window,
+// the first one on ties. It does so online: when a window past the limit
+// would open, adjacent windows are merged pairwise and w doubles. The result
+// depends only on the points, not on when it is read, and every device peak
+// survives exactly, because the highest point of the window holding the peak
+// is the peak itself.
+type timeline struct {
+	max   int     // 0: keep every point
+	w     uint64  // window size, a power of two
+	kept  []point // highest point of each full window
+	open  point   // highest point of the current, partial window
+	count uint64  // points in the open window
+}
+
+func (t *timeline) add(p point) {
+	if t.max == 0 {
+		t.kept = append(t.kept, p)
+		return
+	}
+	if t.w == 0 {
+		t.w = 1
+	}
+	if t.count == 0 && len(t.kept) == t.max {
+		t.halve()
+	}
+	if t.count == 0 || p.live > t.open.live {
+		t.open = p
+	}
+	t.count++
+	if t.count == t.w {
+		t.kept = append(t.kept, t.open)
+		t.count = 0
+	}
+}
+
+// halve merges adjacent full windows pairwise, doubling the window size. An
+// odd last window becomes the open window, half full.
+func (t *timeline) halve() {
+	n := len(t.kept)
+	for i := 0; i+1 < n; i += 2 {
+		a, b := t.kept[i], t.kept[i+1]
+		if b.live > a.live {
+			a = b
+		}
+		t.kept[i/2] = a
+	}
+	if n%2 == 1 {
+		t.open = t.kept[n-1]
+		t.count = t.w
+	}
+	t.kept = t.kept[:n/2]
+	t.w *= 2
+}
+
+// len returns the number of points a snapshot holds.
+func (t *timeline) len() int {
+	if t.count > 0 {
+		return len(t.kept) + 1
+	}
+	return len(t.kept)
+}
+
+// at returns the i-th point of a snapshot, i < t.len().
+func (t *timeline) at(i int) *point {
+	if i < len(t.kept) {
+		return &t.kept[i]
+	}
+	return &t.open
+}

@@ -1,0 +1,122 @@
+// validate.go holds the structural checks of a document's call tree.
+
+package tracemem
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// SpanCycleError reports spans whose parent links form a cycle. The analyses
+// cut the link from Cut to its parent, making Cut a root.
+type SpanCycleError struct {
+	Spans []string // the span ids of the cycle, each the child of the next, the last the child of the first
+	Cut   string   // the span whose parent link is cut
+}
+
+func (e *SpanCycleError) Error() string {
+	return fmt.Sprintf("span %q: parent links form a cycle (%s); the link to its parent is cut",
+		e.Cut, strings.Join(e.Spans, " -> "))
+}
+
+// Validate checks the document's structure and returns every problem it
+// finds, joined (use errors.As for *SpanError and *SpanCycleError), or nil:
+// duplicate span ids (the analyses keep the first), parent links that form a
+// cycle (the analyses cut the link that closes it), and memory events whose
+// action or category is out of range. Callers may run it before an analysis
+// to learn what the analysis will work around.
+func (d *TraceDocument) Validate() error {
+	var errs []error
+	seen := make(map[string]bool, len(d.Spans))
+	for _, s := range d.Spans {
+		if seen[s.ID] {
+			errs = append(errs, &SpanError{SpanID: s.ID, Msg: "duplicate span id"})
+		}
+		seen[s.ID] = true
+	}
+	for _, o := range orderSpans(d.Spans) {
+		if o.cut {
+			errs = append(errs, o.cycle)
+		}
+	}
+	for i := range d.Memory {
+		ev := &d.Memory[i]
+		if ev.Action != ActionAlloc && ev.Action != ActionFree {
+			errs = append(errs, fmt.Errorf("memory[%d]: invalid action %d", i, ev.Action))
+		}
+		if ev.Category >= NumCategories {
+			errs = append(errs, fmt.Errorf("memory[%d]: invalid category %d", i, ev.Category))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type spanSlot struct {
+	index int             // into the spans slice
+	cut   bool            // the parent link is cut
+	cycle *SpanCycleError // when cut
+}
+
+// orderSpans returns the spans (the first of each id) with every parent
+// before its children. It walks each span's parent chain once, without
+// recursion; a chain that comes back to a span on the walk is a cycle, and
+// the link from the last span walked to its parent is cut.
+func orderSpans(spans []Span) []spanSlot {
+	index := make(map[string]int, len(spans))
+	for i := range spans {
+		if _, dup := index[spans[i].ID]; !dup {
+			index[spans[i].ID] = i
+		}
+	}
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(spans))
+	out := make([]spanSlot, 0, len(index))
+	var path []int
+	for i := range spans {
+		if index[spans[i].ID] != i { // a duplicate
+			continue
+		}
+		path = path[:0]
+		cut := false
+		for j := i; ; {
+			if state[j] == done {
+				break
+			}
+			if state[j] == onPath {
+				cut = true
+				break
+			}
+			state[j] = onPath
+			path = append(path, j)
+			p, ok := index[spans[j].ParentID]
+			if !ok || spans[j].ParentID == "" {
+				break
+			}
+			j = p
+		}
+		for k := len(path) - 1; k >= 0; k-- {
+			slot := spanSlot{index: path[k]}
+			if cut && k == len(path)-1 {
+				slot.cut = true
+				top := index[spans[path[k]].ParentID]
+				cyc := &SpanCycleError{Cut: spans[path[k]].ID}
+				start := 0
+				for start < len(path) && path[start] != top {
+					start++
+				}
+				for _, m := range path[start:] {
+					cyc.Spans = append(cyc.Spans, spans[m].ID)
+				}
+				slot.cycle = cyc
+			}
+			state[path[k]] = done
+			out = append(out, slot)
+		}
+	}
+	return out
+}
