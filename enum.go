@@ -110,8 +110,8 @@ func (p *Phase) UnmarshalText(b []byte) error {
 type TimingMode uint8
 
 const (
-	TimingHost                TimingMode = iota // "host": host wall clock
-	TimingDeviceSynchronized                    // "device_synchronized": host clock after a device sync
+	TimingHost               TimingMode = iota // "host": host wall clock
+	TimingDeviceSynchronized                   // "device_synchronized": host clock after a device sync
 )
 
 var timingModeNames = []string{"host", "device_synchronized"}

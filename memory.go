@@ -42,9 +42,9 @@ type MemorySummary struct {
 type TimelinePoint struct {
 	TimestampNs uint64        `json:"timestamp_ns"` // ns since trace start
 	Device      string        `json:"device"`
-	LiveBytes   uint64        `json:"live_bytes"`   // bytes live on the device, pre-existing included
-	HeapBytes   uint64        `json:"heap_bytes"`   // equal to LiveBytes (TensorFlow's name for it)
-	FreeBytes   uint64        `json:"free_bytes"`   // capacity − live; 0 when capacity is unknown or exceeded
+	LiveBytes   uint64        `json:"live_bytes"`  // bytes live on the device, pre-existing included
+	HeapBytes   uint64        `json:"heap_bytes"`  // equal to LiveBytes (TensorFlow's name for it)
+	FreeBytes   uint64        `json:"free_bytes"`  // capacity − live; 0 when capacity is unknown or exceeded
 	ByCategory  CategoryBytes `json:"by_category"` // every category seen on the device so far
 }
 
