@@ -480,8 +480,10 @@ func (g *gen) full() bool { return g.left <= 0 || g.err != nil }
 
 func (g *gen) run() {
 	g.meta()
-	for d := range g.devices {
-		g.sample(uint8(d))
+	if g.sampleEvery > 0 {
+		for d := range g.devices {
+			g.sample(uint8(d))
+		}
 	}
 	g.loadModel()
 	for !g.full() {
