@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"testing"
 
@@ -116,3 +117,5 @@ func preexistingLiveAt(doc *TraceDocument, p *MemoryProfile) uint64 {
 	}
 	return sum
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

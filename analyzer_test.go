@@ -1,0 +1,196 @@
+// analyzer_test.go tests the streaming Analyzer: snapshots mid-stream, errors, and late inputs.
+
+package tracemem
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// feed adds a document's spans, ops and samples, then returns the memory
+// events in replay order, for the caller to add.
+func feed(t *testing.T, a *Analyzer, doc *TraceDocument) []MemoryEvent {
+	t.Helper()
+	for _, s := range orderSpans(doc.Spans) {
+		sp := doc.Spans[s.index]
+		if s.cut {
+			sp.ParentID = ""
+		}
+		if err := a.AddSpan(&sp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range doc.Ops {
+		if err := a.AddOp(&doc.Ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range doc.DeviceMemory {
+		if err := a.AddDeviceMemory(&doc.DeviceMemory[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return refSorted(doc)
+}
+
+// TestAnalyzerSnapshots: Profile and NodeMetrics mid-stream equal the
+// one-call analyses of the prefix replayed so far, and taking a snapshot
+// changes nothing that follows.
+func TestAnalyzerSnapshots(t *testing.T) {
+	for seed := range 300 {
+		r := rand.New(rand.NewPCG(uint64(seed), 3))
+		doc := randomDoc(r)
+		opts := Options{MaxTimelinePoints: r.IntN(4)}
+		a := NewAnalyzer(opts)
+		evs := feed(t, a, doc)
+		for k, ev := range evs {
+			if err := a.Add(&ev); err != nil {
+				t.Fatal(err)
+			}
+			if r.IntN(4) != 0 && k != len(evs)-1 {
+				continue
+			}
+			prefix := *doc
+			prefix.Memory = evs[:k+1]
+			want, err := Analyze(&prefix, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, a.Profile()); diff != "" {
+				t.Fatalf("seed %d, after event %d: Profile differs from Analyze of the prefix (-want +got):\n%s", seed, k, diff)
+			}
+			if diff := cmp.Diff(NodeMemoryMetrics(&prefix, nil), a.NodeMetrics(nil)); diff != "" {
+				t.Fatalf("seed %d, after event %d: NodeMetrics differs (-want +got):\n%s", seed, k, diff)
+			}
+		}
+	}
+}
+
+func TestAnalyzerErrors(t *testing.T) {
+	a := NewAnalyzer(Options{})
+	ev := MemoryEvent{TimestampNs: 10, TensorID: "a", Device: "cuda:0", Bytes: 8}
+	if err := a.Add(&ev); err != nil {
+		t.Fatal(err)
+	}
+	before := a.Profile()
+	back := MemoryEvent{TimestampNs: 9, TensorID: "b", Device: "cuda:0", Bytes: 8}
+	if err := a.Add(&back); !errors.Is(err, ErrOutOfOrder) {
+		t.Errorf("Add of an event going back in time = %v, want ErrOutOfOrder", err)
+	}
+	if diff := cmp.Diff(before, a.Profile()); diff != "" {
+		t.Errorf("a refused event changed the profile (-before +after):\n%s", diff)
+	}
+	bad := MemoryEvent{TimestampNs: 11, Action: 7}
+	if err := a.Add(&bad); err == nil {
+		t.Error("Add accepted action 7")
+	}
+
+	if err := a.AddSpan(&Span{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	var se *SpanError
+	if err := a.AddSpan(&Span{ID: "s"}); !errors.As(err, &se) || se.Msg != "duplicate span id" {
+		t.Errorf("duplicate AddSpan = %v", err)
+	}
+	if err := a.EndSpan("nope", 1); !errors.As(err, &se) || se.Msg != "end of an unknown span" {
+		t.Errorf("EndSpan of an unknown span = %v", err)
+	}
+	if err := a.EndSpan("s", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EndSpan("s", 1); !errors.As(err, &se) || se.Msg != "span ended twice" {
+		t.Errorf("second EndSpan = %v", err)
+	}
+
+	bad2 := NewAnalyzer(Options{MaxTimelinePoints: -1})
+	if err := bad2.Add(&ev); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Add with negative MaxTimelinePoints = %v, want ErrInvalidOptions", err)
+	}
+	if _, err := Analyze(&TraceDocument{}, Options{MaxTimelinePoints: -3}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("Analyze with negative MaxTimelinePoints = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestCategoryStaysPresentAtZero: rule 7, a category seen on a device stays
+// in by_category once back to 0, and one never seen there is absent.
+func TestCategoryStaysPresentAtZero(t *testing.T) {
+	doc := &TraceDocument{Memory: []MemoryEvent{
+		{TimestampNs: 1, TensorID: "g", Device: "cuda:0", Bytes: 8, Category: CategoryGradient},
+		{TimestampNs: 2, TensorID: "g", Device: "cuda:0", Bytes: 8, Action: ActionFree, Category: CategoryGradient},
+		{TimestampNs: 3, TensorID: "x", Device: "cuda:1", Bytes: 4, Category: CategoryActivation},
+		{TimestampNs: 4, TensorID: "a", Device: "cuda:0", Bytes: 4, Category: CategoryActivation},
+	}}
+	p := AnalyzeMemory(doc)
+	want := []CategoryBytes{
+		{Present: CategorySet(0).With(CategoryGradient), Bytes: [NumCategories]uint64{CategoryGradient: 8}},
+		{Present: CategorySet(0).With(CategoryGradient)},
+		{Present: CategorySet(0).With(CategoryActivation), Bytes: [NumCategories]uint64{CategoryActivation: 4}},
+		{Present: CategorySet(0).With(CategoryGradient).With(CategoryActivation), Bytes: [NumCategories]uint64{CategoryActivation: 4}},
+	}
+	var got []CategoryBytes
+	for _, pt := range p.Timeline {
+		got = append(got, pt.ByCategory)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("by_category (-want +got):\n%s", diff)
+	}
+	js, err := p.Timeline[1].ByCategory.MarshalJSON()
+	if err != nil || string(js) != `{"gradient":0}` {
+		t.Errorf("JSON of a category back at 0 = %s, %v; want {\"gradient\":0}", js, err)
+	}
+}
+
+// TestLateCapacity: capacity samples that arrive after points were made
+// still give every point its free bytes.
+func TestLateCapacity(t *testing.T) {
+	a := NewAnalyzer(Options{})
+	for i, b := range []uint64{100, 300} {
+		ev := MemoryEvent{TimestampNs: uint64(i), TensorID: string(rune('a' + i)), Device: "cuda:0", Bytes: b}
+		if err := a.Add(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := uint64(1000)
+	if err := a.AddDeviceMemory(&DeviceMemorySample{Device: "cuda:0", UsedBytes: 1, FreeBytes: 1, CapacityBytes: &c}); err != nil {
+		t.Fatal(err)
+	}
+	p := a.Profile()
+	if got := []uint64{p.Timeline[0].FreeBytes, p.Timeline[1].FreeBytes}; !cmp.Equal(got, []uint64{900, 600}) {
+		t.Errorf("free bytes %v, want [900 600]", got)
+	}
+	if p.ByDevice[0].CapacityBytes != 1000 {
+		t.Errorf("capacity %d, want 1000", p.ByDevice[0].CapacityBytes)
+	}
+}
+
+// TestEmptyProfile: no events give zero values and empty, non-nil lists.
+func TestEmptyProfile(t *testing.T) {
+	p := AnalyzeMemory(&TraceDocument{})
+	js, err := jsonMarshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"summary":{"alloc_count":0,"free_count":0,"total_alloc_bytes":0,"peak_bytes":0,"peak_timestamp_ns":0,"peak_device":"","peak_by_category":{},"autograd_retained_bytes":0,"preexisting_bytes":0},"timeline":[],"peak_breakdown":[],"by_device":[],"anomalies":{"unmatched_frees":0,"double_frees":0,"duplicate_allocs":0,"size_mismatches":0}}`
+	if string(js) != want {
+		t.Errorf("empty profile JSON =\n%s\nwant\n%s", js, want)
+	}
+}
+
+// TestSaturation: byte sums saturate instead of wrapping.
+func TestSaturation(t *testing.T) {
+	huge := ^uint64(0) - 10
+	doc := &TraceDocument{Memory: []MemoryEvent{
+		{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: huge},
+		{TimestampNs: 2, TensorID: "b", Device: "d", Bytes: huge},
+	}}
+	p := AnalyzeMemory(doc)
+	if p.Summary.TotalAllocBytes != ^uint64(0) {
+		t.Errorf("total_alloc_bytes = %d, want the saturated maximum", p.Summary.TotalAllocBytes)
+	}
+	if p.Summary.PeakBytes < huge/2 {
+		t.Errorf("peak = %d wrapped around", p.Summary.PeakBytes)
+	}
+}

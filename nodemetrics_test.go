@@ -1,0 +1,195 @@
+// nodemetrics_test.go tests the call-tree rules of NodeMemoryMetrics that need documents built in Go: cycles, depth, validation.
+
+package tracemem
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNodeMetricsCallTree(t *testing.T) {
+	alloc := func(ts uint64, id, span string, b uint64) MemoryEvent {
+		return MemoryEvent{TimestampNs: ts, TensorID: id, SpanID: span, Device: "cuda:0", Bytes: b, Action: ActionAlloc}
+	}
+	tests := []struct {
+		name, why string
+		spans     []Span
+		memory    []MemoryEvent
+		want      map[string]NodeMetrics
+		cycles    []SpanCycleError // what Validate reports
+	}{
+		{
+			name: "two-cycle",
+			why:  "a <-> b: walking from a (first by document order), the link b -> a closes the cycle and is cut, so b is the root",
+			spans: []Span{
+				{ID: "a", ParentID: "b"},
+				{ID: "b", ParentID: "a"},
+			},
+			memory: []MemoryEvent{alloc(1, "t", "a", 10)},
+			want: map[string]NodeMetrics{
+				"a": {PeakBytes: 10, ResidualBytes: 10},
+				"b": {PeakBytes: 10, ResidualBytes: 10},
+			},
+			cycles: []SpanCycleError{{Spans: []string{"a", "b"}, Cut: "b"}},
+		},
+		{
+			name: "self-parent",
+			why:  "a span naming itself as parent is a root",
+			spans: []Span{
+				{ID: "a", ParentID: "a"},
+				{ID: "c", ParentID: "a"},
+			},
+			memory: []MemoryEvent{alloc(1, "t", "c", 7)},
+			want: map[string]NodeMetrics{
+				"a": {PeakBytes: 7, ResidualBytes: 7},
+				"c": {PeakBytes: 7, ResidualBytes: 7},
+			},
+			cycles: []SpanCycleError{{Spans: []string{"a"}, Cut: "a"}},
+		},
+		{
+			name: "cycle-below-a-tail",
+			why:  "x -> y -> z -> y: the walk from x reaches y again from z, so z -> y is cut and z becomes the root of y and x",
+			spans: []Span{
+				{ID: "x", ParentID: "y"},
+				{ID: "y", ParentID: "z"},
+				{ID: "z", ParentID: "y"},
+			},
+			memory: []MemoryEvent{alloc(1, "t", "y", 5), alloc(2, "u", "x", 3)},
+			want: map[string]NodeMetrics{
+				"x": {PeakBytes: 3, ResidualBytes: 3},
+				"y": {PeakBytes: 8, ResidualBytes: 8},
+				"z": {PeakBytes: 8, ResidualBytes: 8},
+			},
+			cycles: []SpanCycleError{{Spans: []string{"y", "z"}, Cut: "z"}},
+		},
+		{
+			name: "duplicate-span-id",
+			why:  "the first span of an id is kept; the duplicate's parent link is ignored",
+			spans: []Span{
+				{ID: "p"},
+				{ID: "c", ParentID: "p"},
+				{ID: "c"},
+			},
+			memory: []MemoryEvent{alloc(1, "t", "c", 4)},
+			want: map[string]NodeMetrics{
+				"p": {PeakBytes: 4, ResidualBytes: 4},
+				"c": {PeakBytes: 4, ResidualBytes: 4},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := &TraceDocument{Spans: tt.spans, Memory: tt.memory}
+			got := NodeMemoryMetrics(doc, nil)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%s\n(-want +got):\n%s", tt.why, diff)
+			}
+			err := doc.Validate()
+			var gotCycles []SpanCycleError
+			for _, e := range unjoin(err) {
+				var ce *SpanCycleError
+				if errors.As(e, &ce) {
+					gotCycles = append(gotCycles, *ce)
+				}
+			}
+			if diff := cmp.Diff(tt.cycles, gotCycles); diff != "" {
+				t.Errorf("Validate cycles (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+func TestValidateReportsDuplicatesAndBadEvents(t *testing.T) {
+	doc := &TraceDocument{
+		Spans:  []Span{{ID: "a"}, {ID: "a"}},
+		Memory: []MemoryEvent{{Action: 9}, {Category: 42}},
+	}
+	errs := unjoin(doc.Validate())
+	if len(errs) != 3 {
+		t.Fatalf("Validate = %v, want 3 problems (duplicate span, bad action, bad category)", errs)
+	}
+	var se *SpanError
+	if !errors.As(errs[0], &se) || se.SpanID != "a" {
+		t.Errorf("first problem = %v, want a *SpanError for span a", errs[0])
+	}
+	if err := (&TraceDocument{Spans: []Span{{ID: "a"}, {ID: "b", ParentID: "a"}}}).Validate(); err != nil {
+		t.Errorf("Validate of a sound tree = %v, want nil", err)
+	}
+	if _, err := Analyze(doc, Options{}); err == nil {
+		t.Error("Analyze accepted an event with an invalid action")
+	}
+}
+
+// TestNodeMetricsDeepTree: a chain 100,000 spans deep, given leaf first, is
+// neither recursed on nor cut, and a cycle closing it does not hang.
+func TestNodeMetricsDeepTree(t *testing.T) {
+	const depth = 100_000
+	spans := make([]Span, depth)
+	for i := range spans {
+		// spans[0] is the leaf; spans[depth-1] the root.
+		spans[i] = Span{ID: fmt.Sprintf("s%06d", i), Closed: true, DurationNs: 100}
+		if i+1 < depth {
+			spans[i].ParentID = fmt.Sprintf("s%06d", i+1)
+		}
+	}
+	doc := &TraceDocument{Spans: spans, Memory: []MemoryEvent{
+		{TimestampNs: 1, TensorID: "t", SpanID: spans[0].ID, Device: "cuda:0", Bytes: 64},
+	}}
+	got := NodeMemoryMetrics(doc, nil)
+	if len(got) != depth {
+		t.Fatalf("%d nodes, want %d", len(got), depth)
+	}
+	for _, id := range []string{spans[0].ID, spans[depth/2].ID, spans[depth-1].ID} {
+		if m := got[id]; m.PeakBytes != 64 || m.ResidualBytes != 64 {
+			t.Errorf("%s = %+v, want peak and residual 64 (the leaf's allocation counts for every ancestor)", id, m)
+		}
+	}
+	if err := doc.Validate(); err != nil {
+		t.Errorf("Validate = %v, want nil", err)
+	}
+	// Close the chain into a cycle: the root's parent is the leaf.
+	doc.Spans[depth-1].ParentID = spans[0].ID
+	got = NodeMemoryMetrics(doc, nil)
+	if m := got[spans[0].ID]; m.PeakBytes != 64 {
+		t.Errorf("leaf = %+v after closing the cycle, want peak 64", m)
+	}
+	var ce *SpanCycleError
+	if err := doc.Validate(); !errors.As(err, &ce) || len(ce.Spans) != depth {
+		t.Errorf("Validate = %v, want a cycle of %d spans", err, depth)
+	}
+}
+
+func TestNodeMetricsOpNodeIDs(t *testing.T) {
+	b := uint64(12)
+	doc := &TraceDocument{
+		Spans: []Span{{ID: "s"}},
+		Ops: []Op{
+			{SpanID: "s", OpName: "a", StorageBytes: &b},
+			{SpanID: "s", OpName: "b", StorageBytes: &b},
+			{SpanID: "gone", OpName: "c", Shape: []uint64{2}, DType: "f32"},
+		},
+	}
+	got := NodeMemoryMetrics(doc, map[OpKey]string{{SpanID: "s", Index: 1}: "node-b"})
+	want := map[string]NodeMetrics{
+		"s":         {Bytes: 24, PeakBytes: 24},
+		"s/op/0":    {Bytes: 12, PeakBytes: 12, StorageBytes: 12},
+		"node-b":    {Bytes: 12, PeakBytes: 12, StorageBytes: 12},
+		"gone/op/0": {Bytes: 8, PeakBytes: 8, StorageBytes: 8},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mapped ids replace the default, unmapped keep it, ops of unknown spans still get a node (-want +got):\n%s", diff)
+	}
+}
