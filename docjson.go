@@ -1,0 +1,215 @@
+// docjson.go holds the streaming decoder of the document form (one JSON object) with byte-offset errors.
+
+package tracemem
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// docSections maps a document's array sections to their record kinds.
+var docSections = map[string]recordKind{
+	"spans":         recSpanStart,
+	"ops":           recOp,
+	"tensors":       recTensor,
+	"memory":        recMemory,
+	"device_memory": recDeviceMemory,
+	"gradients":     recGradient,
+	"edges":         recEdge,
+}
+
+// docDecoder reads the document form with one pass over a token stream:
+// each element of a section is read as one validated value and parsed by
+// the same field parsers as the JSONL records, so both forms follow the same
+// rules (the document's spans carry kind, closed and duration_ns). Errors
+// name the byte offset of the value at fault.
+type docDecoder struct {
+	dec     *jsontext.Decoder
+	p       valueParser
+	f       recordFields
+	members []member
+}
+
+// readDocument reads the document form from r.
+func readDocument(r io.Reader) (*TraceDocument, error) {
+	d := &docDecoder{dec: jsontext.NewDecoder(r), p: valueParser{in: newInterner()}}
+	doc := &TraceDocument{}
+	tok, err := d.dec.ReadToken()
+	if err != nil {
+		return nil, d.syntax(err)
+	}
+	if tok.Kind() != '{' {
+		return nil, &ParseError{Offset: d.dec.InputOffset() - 1, Msg: "want a JSON object"}
+	}
+	var sawSchema, sawRun bool
+	spanAt := make(map[string]int64)
+	for d.dec.PeekKind() == '"' {
+		nameTok, err := d.dec.ReadToken()
+		if err != nil {
+			return nil, d.syntax(err)
+		}
+		name := nameTok.String()
+		switch name {
+		case "schema":
+			v, start, err := d.value()
+			if err != nil {
+				return nil, err
+			}
+			s, perr := d.p.str("schema", v)
+			if perr == nil && s != SchemaV6 && s != SchemaV7 {
+				perr = schemaError(s)
+			}
+			if perr != nil {
+				perr.Offset = start
+				return nil, perr
+			}
+			doc.Schema, sawSchema = s, true
+		case "run":
+			v, start, err := d.value()
+			if err != nil {
+				return nil, err
+			}
+			if v[0] != '{' {
+				perr := typeError("", "an object", v)
+				perr.Kind, perr.Offset = "run", start
+				return nil, perr
+			}
+			if err := d.element(recMeta, "run", v, start); err != nil {
+				return nil, err
+			}
+			doc.Run, sawRun = d.f.run, true
+		default:
+			k, ok := docSections[name]
+			if !ok {
+				if err := d.dec.SkipValue(); err != nil { // unknown keys are ignored
+					return nil, d.syntax(err)
+				}
+				continue
+			}
+			if err := d.section(doc, name, k, spanAt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := d.dec.ReadToken(); err != nil { // '}'
+		return nil, d.syntax(err)
+	}
+	end := d.dec.InputOffset()
+	if _, err := d.dec.ReadValue(); err != io.EOF {
+		if err != nil {
+			return nil, d.syntax(err)
+		}
+		return nil, &ParseError{Offset: end, Msg: "more data after the document"}
+	}
+	switch {
+	case !sawSchema:
+		return nil, &ParseError{Offset: 0, Field: "schema", Msg: "missing required field"}
+	case !sawRun:
+		return nil, &ParseError{Offset: 0, Field: "run", Msg: "missing required field"}
+	}
+	sortSpans(doc.Spans)
+	return doc, nil
+}
+
+// value reads the next value and returns it with its byte offset.
+func (d *docDecoder) value() (jsontext.Value, int64, error) {
+	v, err := d.dec.ReadValue()
+	if err != nil {
+		return nil, 0, d.syntax(err)
+	}
+	return v, d.dec.InputOffset() - int64(len(v)), nil
+}
+
+// section reads one array section (null is empty) into doc.
+func (d *docDecoder) section(doc *TraceDocument, name string, k recordKind, spanAt map[string]int64) error {
+	if d.dec.PeekKind() == 'n' {
+		_, err := d.dec.ReadValue()
+		return d.syntax(err)
+	}
+	if kind := d.dec.PeekKind(); kind != '[' {
+		v, start, err := d.value()
+		if err != nil {
+			return err
+		}
+		perr := typeError("", "an array", v)
+		perr.Kind, perr.Offset = name, start
+		return perr
+	}
+	if _, err := d.dec.ReadToken(); err != nil {
+		return d.syntax(err)
+	}
+	for d.dec.PeekKind() != ']' {
+		v, start, err := d.value()
+		if err != nil {
+			return err
+		}
+		if v[0] != '{' {
+			perr := typeError("", "an object", v)
+			perr.Kind, perr.Offset = name, start
+			return perr
+		}
+		if err := d.element(k, name, v, start); err != nil {
+			return err
+		}
+		switch k {
+		case recSpanStart:
+			if first, dup := spanAt[d.f.span.ID]; dup {
+				return &ParseError{Offset: start, Kind: name, Field: "id",
+					Msg: "duplicate span id " + strconv.Quote(d.f.span.ID) + " (first at offset " +
+						strconv.FormatInt(first, 10) + ")"}
+			}
+			spanAt[d.f.span.ID] = start
+			doc.Spans = append(doc.Spans, d.f.span)
+		case recOp:
+			doc.Ops = append(doc.Ops, d.f.op)
+		case recTensor:
+			doc.Tensors = append(doc.Tensors, d.f.tensor)
+		case recMemory:
+			doc.Memory = append(doc.Memory, d.f.mem)
+		case recDeviceMemory:
+			doc.DeviceMemory = append(doc.DeviceMemory, d.f.devMem)
+		case recGradient:
+			doc.Gradients = append(doc.Gradients, d.f.grad)
+		case recEdge:
+			doc.Edges = append(doc.Edges, d.f.edge)
+		}
+	}
+	_, err := d.dec.ReadToken() // ']'
+	return d.syntax(err)
+}
+
+// element parses the object v (at byte offset start) as a record of kind k.
+func (d *docDecoder) element(k recordKind, section string, v []byte, start int64) error {
+	d.members = splitObject(v, d.members[:0])
+	if perr := d.p.record(k, &d.f, d.members, true); perr != nil {
+		perr.Offset += start
+		perr.Kind = section
+		return perr
+	}
+	return nil
+}
+
+// syntax turns an error of the token stream into a *ParseError naming the
+// byte offset; nil stays nil.
+func (d *docDecoder) syntax(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		msg := "invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			msg = "truncated document: it ends inside a JSON value"
+		}
+		return &ParseError{Offset: se.ByteOffset, Msg: msg, Err: err}
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+		return &ParseError{Offset: d.dec.InputOffset(), Msg: "truncated document", Err: err}
+	}
+	return &ParseError{Offset: d.dec.InputOffset(), Msg: "read: " + strings.TrimPrefix(err.Error(), "jsontext: "), Err: err}
+}

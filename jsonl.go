@@ -1,0 +1,1198 @@
+// jsonl.go holds the record decoder of the candle-graph JSONL stream, shared by ReadTrace and AnalyzeStream.
+
+package tracemem
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// recordKind is the kind of one JSONL record.
+type recordKind uint8
+
+const (
+	recNone recordKind = iota // not a record the decoder returns
+	recMeta
+	recSpanStart
+	recSpanEnd
+	recOp
+	recTensor
+	recMemory
+	recDeviceMemory
+	recGradient
+	recEdge
+	numRecordKinds
+)
+
+var recordKindNames = [numRecordKinds]string{
+	"", "meta", "span_start", "span_end", "op", "tensor", "memory", "device_memory", "gradient", "edge",
+}
+
+func (k recordKind) String() string {
+	if k < numRecordKinds {
+		return recordKindNames[k]
+	}
+	return "record(" + strconv.Itoa(int(k)) + ")"
+}
+
+// lookupRecordKind maps the text of a "kind" field to its record kind;
+// recNone for a kind the decoder skips (unknown kinds and the /7-only
+// device_intervals and terminal records).
+func lookupRecordKind(s []byte) recordKind {
+	switch string(s) {
+	case "meta":
+		return recMeta
+	case "span_start":
+		return recSpanStart
+	case "span_end":
+		return recSpanEnd
+	case "op":
+		return recOp
+	case "tensor":
+		return recTensor
+	case "memory":
+		return recMemory
+	case "device_memory":
+		return recDeviceMemory
+	case "gradient":
+		return recGradient
+	case "edge":
+		return recEdge
+	}
+	return recNone
+}
+
+// Field bits: each record kind numbers its known fields; the required ones
+// are listed in requiredFields and named in fieldNames (for errors).
+const (
+	// meta and run
+	fSchema = iota
+	fRunID
+	fCorrelationID
+	fEntrypoint
+	fPhase
+	fTimestamp
+	fCaptureStep
+	fWarmupSteps
+	fRunDevice
+	fTimingMode
+	fTags
+	fCandleVersion
+)
+
+const (
+	// span_start, span_end and document spans
+	fSpanID = iota
+	fSpanName
+	fSpanStart
+	fSpanKind
+	fSpanMeasured
+	fSpanClosed
+	fSpanDuration
+	fSpanParent
+	fSpanStep
+)
+
+const (
+	// op, tensor, memory, device_memory share numbering where they share names
+	fRecSpanID = iota
+	fRecOpName
+	fRecInputs
+	fRecShape
+	fRecDType
+	fRecDevice
+	fRecDuration
+	fRecTimestamp
+	fRecInputStorage
+	fRecTensorID
+	fRecRequiresGrad
+	fRecBytes
+	fRecAction
+	fRecUsed
+	fRecFree
+	fRecOutput
+	fRecStorage
+	fRecCategory
+	fRecReserved
+	fRecCapacity
+	// gradient
+	fRecEventID
+	fRecRoot
+	fRecKey
+	fRecState
+	fRecNorm
+	// edge
+	fRecFromSpan
+	fRecToSpan
+)
+
+func bitsOf(fs ...int) uint32 {
+	var m uint32
+	for _, f := range fs {
+		m |= 1 << f
+	}
+	return m
+}
+
+// requiredFields[k] is the mask of required fields of record kind k in the
+// JSONL stream. Document-form spans add closed and duration_ns
+// (docSpanRequired); the document's run is meta without schema.
+var requiredFields = [numRecordKinds]uint32{
+	recMeta: bitsOf(fSchema, fRunID, fCorrelationID, fEntrypoint, fPhase, fTimestamp, fCaptureStep,
+		fWarmupSteps, fRunDevice, fTimingMode, fTags),
+	recSpanStart:    bitsOf(fSpanID, fSpanName, fSpanStart, fSpanKind, fSpanMeasured),
+	recSpanEnd:      bitsOf(fSpanID, fSpanDuration),
+	recOp:           bitsOf(fRecSpanID, fRecOpName, fRecInputs, fRecShape, fRecDType, fRecDevice, fRecDuration, fRecTimestamp, fRecInputStorage),
+	recTensor:       bitsOf(fRecSpanID, fRecTensorID, fRecShape, fRecDType, fRecDevice, fRecRequiresGrad),
+	recMemory:       bitsOf(fRecTimestamp, fRecTensorID, fRecSpanID, fRecDevice, fRecBytes, fRecAction, fRecShape, fRecDType),
+	recDeviceMemory: bitsOf(fRecTimestamp, fRecDevice, fRecUsed, fRecFree),
+	recGradient:     bitsOf(fRecEventID, fRecRoot, fRecKey, fRecState),
+	recEdge:         bitsOf(fRecFromSpan, fRecToSpan, fRecDuration),
+}
+
+var (
+	docSpanRequired = bitsOf(fSpanID, fSpanName, fSpanStart, fSpanKind, fSpanMeasured, fSpanClosed, fSpanDuration)
+	docRunRequired  = requiredFields[recMeta] &^ bitsOf(fSchema)
+)
+
+var (
+	metaFieldNames = []string{fSchema: "schema", fRunID: "run_id", fCorrelationID: "correlation_id",
+		fEntrypoint: "entrypoint", fPhase: "phase", fTimestamp: "timestamp", fCaptureStep: "capture_step",
+		fWarmupSteps: "warmup_steps", fRunDevice: "device", fTimingMode: "timing_mode", fTags: "tags",
+		fCandleVersion: "candle_version"}
+	spanFieldNames = []string{fSpanID: "id", fSpanName: "name", fSpanStart: "start_ns", fSpanKind: "span_kind",
+		fSpanMeasured: "measured", fSpanClosed: "closed", fSpanDuration: "duration_ns", fSpanParent: "parent_id",
+		fSpanStep: "step"}
+	recFieldNames = []string{fRecSpanID: "span_id", fRecOpName: "op_name", fRecInputs: "inputs", fRecShape: "shape",
+		fRecDType: "dtype", fRecDevice: "device", fRecDuration: "duration_ns", fRecTimestamp: "timestamp_ns",
+		fRecInputStorage: "input_storage_bytes", fRecTensorID: "tensor_id", fRecRequiresGrad: "requires_grad",
+		fRecBytes: "bytes", fRecAction: "action", fRecUsed: "used_bytes", fRecFree: "free_bytes",
+		fRecOutput: "output", fRecStorage: "storage_bytes", fRecCategory: "category", fRecReserved: "reserved_bytes",
+		fRecCapacity: "capacity_bytes", fRecEventID: "event_id", fRecRoot: "root", fRecKey: "key", fRecState: "state",
+		fRecNorm: "norm", fRecFromSpan: "from_span", fRecToSpan: "to_span"}
+)
+
+// missingField returns the error for the first required field (in field
+// order) of mask that is absent.
+func missingField(missing uint32, names []string, doc bool) *ParseError {
+	i := bits.TrailingZeros32(missing)
+	name := names[i]
+	if doc && name == "span_kind" {
+		name = "kind"
+	}
+	return &ParseError{Field: name, Msg: "missing required field"}
+}
+
+// member is one name/value pair of a validated JSON object.
+type member struct {
+	name []byte // unquoted name
+	val  []byte // raw JSON value
+	off  int    // offset of val within the object text
+}
+
+// recordDecoder decodes the records of a candle-graph JSONL stream one at a
+// time, enforcing the per-record rules (see next). The span assembly rules
+// (duplicate span ids, unmatched span_end) are left to its callers.
+type recordDecoder struct {
+	line    int    // 1-based line of the record just returned
+	schema  string // the schema of the meta record, once seen
+	run     Run    // the run of the meta record
+	span    Span   // span_start: ID, ParentID, Name, Kind, Measured, StartNs, Step
+	spanEnd struct {
+		ID         string
+		DurationNs uint64
+	}
+	op     Op
+	tensor Tensor
+	mem    MemoryEvent
+	devMem DeviceMemorySample
+	grad   Gradient
+	edge   Edge
+
+	br       *bufio.Reader
+	long     []byte       // holds a line longer than br's buffer
+	lineBuf  bytes.Buffer // the current line, read by dec without copying
+	dec      *jsontext.Decoder
+	p        valueParser
+	members  []member
+	metaLine int // line of the meta record; 0 before it
+	records  int // non-blank lines seen
+}
+
+// newRecordDecoder returns a decoder of the JSONL stream r (already
+// decompressed).
+func newRecordDecoder(r io.Reader) *recordDecoder {
+	d := &recordDecoder{
+		br:      bufio.NewReaderSize(r, 256<<10),
+		p:       valueParser{in: newInterner()},
+		members: make([]member, 0, 16),
+	}
+	d.dec = jsontext.NewDecoder(&d.lineBuf)
+	return d
+}
+
+// next decodes the next record into the field of its kind (run and schema
+// for meta, span for span_start, spanEnd, op, tensor, mem, devMem, grad,
+// edge) and returns its kind; io.EOF after the last record. Blank lines,
+// unknown record kinds and the /7-only kinds are skipped; unknown fields are
+// ignored.
+//
+// It enforces the per-record rules: one JSON object a line; the types and
+// ranges of fields (unsigned fields reject negative, fractional and
+// overflowing numbers); required fields; enumeration values; meta first and
+// once; schema candle-graph/trace/6 or /7. The /7 names output_dense_bytes
+// and input_dense_bytes are read as storage_bytes and input_storage_bytes.
+// An absent category is CategoryOther; an op's or tensor's absent
+// storage_bytes is filled from shape × dtype when the dtype is known.
+// Errors are *ParseError naming the line and record kind; a stream with no
+// record at all gives ErrEmptyTrace, one without meta ErrMissingMeta.
+//
+// Ownership: the record fields are overwritten by the next call, but the
+// strings, shape and input slices and the storage_bytes pointers they hold
+// are interned or freshly allocated per decoder and never reused, so the
+// caller may keep them (copying the struct is enough).
+func (d *recordDecoder) next() (recordKind, error) {
+	for {
+		line, rerr := d.readLine()
+		if rerr != nil && rerr != io.EOF {
+			return recNone, &ParseError{Line: d.line, Msg: "read: " + rerr.Error(), Err: rerr}
+		}
+		if isBlank(line) {
+			if rerr == io.EOF {
+				return recNone, d.eof()
+			}
+			continue
+		}
+		d.records++
+		k, err := d.parseLine(line)
+		if err != nil {
+			return recNone, err
+		}
+		if k != recNone {
+			return k, nil
+		}
+		if rerr == io.EOF {
+			return recNone, d.eof()
+		}
+	}
+}
+
+func (d *recordDecoder) eof() error {
+	if d.metaLine == 0 {
+		if d.records == 0 {
+			return ErrEmptyTrace
+		}
+		return &ParseError{Line: d.line, Msg: "no meta record in the stream", Err: ErrMissingMeta}
+	}
+	return io.EOF
+}
+
+// readLine returns the next line (with its newline, if any) and counts it.
+// It returns io.EOF with the last line when that line has no newline, and
+// io.EOF with nil at the end.
+func (d *recordDecoder) readLine() ([]byte, error) {
+	line, err := d.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		d.long = append(d.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = d.br.ReadSlice('\n')
+			d.long = append(d.long, line...)
+		}
+		line = d.long
+	}
+	if len(line) > 0 {
+		d.line++
+	}
+	return line, err
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if !isSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// parseLine decodes one non-blank line.
+func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
+	d.lineBuf = *bytes.NewBuffer(line)
+	d.dec.Reset(&d.lineBuf)
+	v, err := d.dec.ReadValue()
+	if err != nil {
+		return recNone, d.syntaxError(err)
+	}
+	if v[0] != '{' {
+		return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(v)}
+	}
+	if !isBlank(d.dec.UnreadBuffer()) {
+		return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it"}
+	}
+	d.members = splitObject(v, d.members[:0])
+	var kind recordKind
+	found := false
+	for i := range d.members {
+		m := &d.members[i]
+		if string(m.name) != "kind" {
+			continue
+		}
+		found = true
+		if m.val[0] != '"' {
+			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(m.val)}
+		}
+		s, perr := d.p.unquote("kind", m.val)
+		if perr != nil {
+			perr.Line = d.line
+			return recNone, perr
+		}
+		kind = lookupRecordKind(s)
+		break
+	}
+	if !found {
+		return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "missing required field"}
+	}
+	if kind == recNone {
+		return recNone, nil // unknown or /7-only kind: skipped
+	}
+	if d.metaLine == 0 && kind != recMeta {
+		return recNone, &ParseError{Line: d.line, Kind: kind.String(),
+			Msg: "the first record must be meta", Err: ErrMissingMeta}
+	}
+	if kind == recMeta && d.metaLine != 0 {
+		return recNone, &ParseError{Line: d.line, Kind: "meta",
+			Msg: "second meta record (the first is on line " + strconv.Itoa(d.metaLine) + ")"}
+	}
+	if perr := d.p.record(kind, d, d.members, false); perr != nil {
+		perr.Line = d.line
+		perr.Kind = kind.String()
+		return recNone, perr
+	}
+	if kind == recMeta {
+		d.metaLine = d.line
+	}
+	return kind, nil
+}
+
+func (d *recordDecoder) syntaxError(err error) *ParseError {
+	msg := strings.TrimPrefix(err.Error(), "jsontext: ")
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "truncated record: the line ends inside a JSON value"
+	} else {
+		msg = "invalid JSON: " + msg
+	}
+	return &ParseError{Line: d.line, Msg: msg, Err: err}
+}
+
+// recordFields is where valueParser.record puts a record's values; the
+// recordDecoder and the document decoder both provide one.
+type recordFields = recordDecoder
+
+// record parses the members of one record of kind k into the matching field
+// of r, checks the required fields and, for meta, the schema. doc selects
+// the document form (spans with kind, closed and duration_ns; a run without
+// schema, for kind recMeta). The returned error has Field, Msg, Err and
+// Offset (of the value at fault, relative to the object) set.
+func (p *valueParser) record(k recordKind, r *recordFields, ms []member, doc bool) *ParseError {
+	var seen uint32
+	switch k {
+	case recMeta:
+		r.run = Run{}
+		r.schema = ""
+	case recSpanStart:
+		r.span = Span{}
+	case recSpanEnd:
+		r.spanEnd.ID, r.spanEnd.DurationNs = "", 0
+	case recOp:
+		r.op = Op{}
+	case recTensor:
+		r.tensor = Tensor{}
+	case recMemory:
+		r.mem = MemoryEvent{}
+	case recDeviceMemory:
+		r.devMem = DeviceMemorySample{}
+	case recGradient:
+		r.grad = Gradient{}
+	case recEdge:
+		r.edge = Edge{}
+	}
+	for i := range ms {
+		m := &ms[i]
+		var bit uint32
+		var perr *ParseError
+		switch k {
+		case recMeta:
+			bit, perr = p.metaField(r, m.name, m.val, doc)
+		case recSpanStart:
+			bit, perr = p.spanField(&r.span, m.name, m.val, doc)
+		case recSpanEnd:
+			bit, perr = p.spanEndField(r, m.name, m.val)
+		case recOp:
+			bit, perr = p.opField(&r.op, m.name, m.val)
+		case recTensor:
+			bit, perr = p.tensorField(&r.tensor, m.name, m.val)
+		case recMemory:
+			bit, perr = p.memoryField(&r.mem, m.name, m.val)
+		case recDeviceMemory:
+			bit, perr = p.devMemField(&r.devMem, m.name, m.val)
+		case recGradient:
+			bit, perr = p.gradientField(&r.grad, m.name, m.val)
+		case recEdge:
+			bit, perr = p.edgeField(&r.edge, m.name, m.val)
+		}
+		if perr != nil {
+			perr.Offset = int64(m.off)
+			return perr
+		}
+		seen |= bit
+	}
+	req := requiredFields[k]
+	names := recFieldNames
+	switch k {
+	case recMeta:
+		names = metaFieldNames
+		if doc {
+			req = docRunRequired
+		}
+	case recSpanStart, recSpanEnd:
+		names = spanFieldNames
+		if doc {
+			req = docSpanRequired
+		}
+	}
+	if missing := req &^ seen; missing != 0 {
+		return missingField(missing, names, doc)
+	}
+	switch k {
+	case recMeta:
+		if !doc && r.schema != SchemaV6 && r.schema != SchemaV7 {
+			return schemaError(r.schema)
+		}
+	case recSpanStart:
+		if doc && !r.span.Closed && r.span.DurationNs != 0 {
+			return &ParseError{Field: "duration_ns", Msg: "want 0 for a span that is not closed, got " +
+				strconv.FormatUint(r.span.DurationNs, 10)}
+		}
+	case recOp:
+		if r.op.StorageBytes == nil {
+			r.op.StorageBytes = p.derived(r.op.Shape, r.op.DType)
+		}
+	case recTensor:
+		if r.tensor.StorageBytes == nil {
+			r.tensor.StorageBytes = p.derived(r.tensor.Shape, r.tensor.DType)
+		}
+	}
+	return nil
+}
+
+func schemaError(s string) *ParseError {
+	return &ParseError{Field: "schema", Msg: "unsupported schema " + strconv.Quote(s) +
+		" (want " + SchemaV6 + " or " + SchemaV7 + ")", Err: ErrUnsupportedSchema}
+}
+
+// derived returns a pointer to the dense size of shape × dtype, or nil for
+// an unknown dtype.
+func (p *valueParser) derived(shape []uint64, dtype string) *uint64 {
+	if _, ok := DTypeBits(dtype); !ok {
+		return nil
+	}
+	return p.newU64(DenseBytes(shape, dtype))
+}
+
+func (p *valueParser) metaField(r *recordFields, name, v []byte, doc bool) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	run := &r.run
+	switch string(name) {
+	case "schema":
+		if doc {
+			return 0, nil
+		}
+		f = fSchema
+		r.schema, perr = p.str("schema", v)
+	case "run_id":
+		f = fRunID
+		run.RunID, perr = p.str("run_id", v)
+	case "correlation_id":
+		f = fCorrelationID
+		run.CorrelationID, perr = p.str("correlation_id", v)
+	case "entrypoint":
+		f = fEntrypoint
+		run.Entrypoint, perr = p.str("entrypoint", v)
+	case "phase":
+		f = fPhase
+		perr = p.enum("phase", v, &run.Phase)
+	case "timestamp":
+		f = fTimestamp
+		run.Timestamp, perr = p.str("timestamp", v)
+	case "capture_step":
+		f = fCaptureStep
+		run.CaptureStep, perr = p.u64("capture_step", v)
+	case "warmup_steps":
+		f = fWarmupSteps
+		run.WarmupSteps, perr = p.u64("warmup_steps", v)
+	case "device":
+		f = fRunDevice
+		run.Device, perr = p.str("device", v)
+	case "timing_mode":
+		f = fTimingMode
+		perr = p.enum("timing_mode", v, &run.TimingMode)
+	case "tags":
+		f = fTags
+		run.Tags, perr = p.tags(v)
+	case "candle_version":
+		f = fCandleVersion
+		run.CandleVersion, perr = p.optStr("candle_version", v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) spanField(s *Span, name, v []byte, doc bool) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "id":
+		f = fSpanID
+		s.ID, perr = p.str("id", v)
+	case "parent_id":
+		f = fSpanParent
+		s.ParentID, perr = p.optStr("parent_id", v)
+	case "name":
+		f = fSpanName
+		s.Name, perr = p.str("name", v)
+	case "start_ns":
+		f = fSpanStart
+		s.StartNs, perr = p.u64("start_ns", v)
+	case "measured":
+		f = fSpanMeasured
+		s.Measured, perr = p.boolean("measured", v)
+	case "step":
+		f = fSpanStep
+		if v[0] != 'n' { // null: absent
+			perr = p.enum("step", v, &s.Step)
+		}
+	case "span_kind":
+		if doc {
+			return 0, nil
+		}
+		f = fSpanKind
+		perr = p.enum("span_kind", v, &s.Kind)
+	case "kind":
+		if !doc {
+			return 0, nil // the record discriminator
+		}
+		f = fSpanKind
+		perr = p.enum("kind", v, &s.Kind)
+	case "closed":
+		if !doc {
+			return 0, nil
+		}
+		f = fSpanClosed
+		s.Closed, perr = p.boolean("closed", v)
+	case "duration_ns":
+		if !doc {
+			return 0, nil
+		}
+		f = fSpanDuration
+		s.DurationNs, perr = p.u64("duration_ns", v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) spanEndField(r *recordFields, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "id":
+		f = fSpanID
+		r.spanEnd.ID, perr = p.str("id", v)
+	case "duration_ns":
+		f = fSpanDuration
+		r.spanEnd.DurationNs, perr = p.u64("duration_ns", v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) opField(o *Op, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "span_id":
+		f = fRecSpanID
+		o.SpanID, perr = p.str("span_id", v)
+	case "op_name":
+		f = fRecOpName
+		o.OpName, perr = p.str("op_name", v)
+	case "inputs":
+		f = fRecInputs
+		o.Inputs, perr = p.strList("inputs", v)
+	case "output":
+		f = fRecOutput
+		o.Output, perr = p.optStr("output", v)
+	case "shape":
+		f = fRecShape
+		o.Shape, perr = p.shape("shape", v)
+	case "dtype":
+		f = fRecDType
+		o.DType, perr = p.str("dtype", v)
+	case "device":
+		f = fRecDevice
+		o.Device, perr = p.str("device", v)
+	case "duration_ns":
+		f = fRecDuration
+		o.DurationNs, perr = p.u64("duration_ns", v)
+	case "timestamp_ns":
+		f = fRecTimestamp
+		o.TimestampNs, perr = p.u64("timestamp_ns", v)
+	case "storage_bytes", "output_dense_bytes":
+		f = fRecStorage
+		o.StorageBytes, perr = p.optU64(name, v)
+	case "input_storage_bytes", "input_dense_bytes":
+		f = fRecInputStorage
+		o.InputStorageBytes, perr = p.u64(string(name), v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) tensorField(t *Tensor, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "span_id":
+		f = fRecSpanID
+		t.SpanID, perr = p.str("span_id", v)
+	case "tensor_id":
+		f = fRecTensorID
+		t.TensorID, perr = p.str("tensor_id", v)
+	case "shape":
+		f = fRecShape
+		t.Shape, perr = p.shape("shape", v)
+	case "dtype":
+		f = fRecDType
+		t.DType, perr = p.str("dtype", v)
+	case "device":
+		f = fRecDevice
+		t.Device, perr = p.str("device", v)
+	case "requires_grad":
+		f = fRecRequiresGrad
+		t.RequiresGrad, perr = p.boolean("requires_grad", v)
+	case "storage_bytes", "output_dense_bytes":
+		f = fRecStorage
+		t.StorageBytes, perr = p.optU64(name, v)
+	case "category":
+		f = fRecCategory
+		perr = p.category(v, &t.Category)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) memoryField(e *MemoryEvent, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "timestamp_ns":
+		f = fRecTimestamp
+		e.TimestampNs, perr = p.u64("timestamp_ns", v)
+	case "tensor_id":
+		f = fRecTensorID
+		e.TensorID, perr = p.str("tensor_id", v)
+	case "span_id":
+		f = fRecSpanID
+		e.SpanID, perr = p.str("span_id", v)
+	case "op_name":
+		f = fRecOpName
+		e.OpName, perr = p.optStr("op_name", v)
+	case "device":
+		f = fRecDevice
+		e.Device, perr = p.str("device", v)
+	case "bytes":
+		f = fRecBytes
+		e.Bytes, perr = p.u64("bytes", v)
+	case "action":
+		f = fRecAction
+		perr = p.enum("action", v, &e.Action)
+	case "shape":
+		f = fRecShape
+		e.Shape, perr = p.shape("shape", v)
+	case "dtype":
+		f = fRecDType
+		e.DType, perr = p.str("dtype", v)
+	case "category":
+		f = fRecCategory
+		perr = p.category(v, &e.Category)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) devMemField(s *DeviceMemorySample, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "timestamp_ns":
+		f = fRecTimestamp
+		s.TimestampNs, perr = p.u64("timestamp_ns", v)
+	case "device":
+		f = fRecDevice
+		s.Device, perr = p.str("device", v)
+	case "used_bytes":
+		f = fRecUsed
+		s.UsedBytes, perr = p.u64("used_bytes", v)
+	case "free_bytes":
+		f = fRecFree
+		s.FreeBytes, perr = p.u64("free_bytes", v)
+	case "reserved_bytes":
+		f = fRecReserved
+		s.ReservedBytes, perr = p.optU64(name, v)
+	case "capacity_bytes":
+		f = fRecCapacity
+		s.CapacityBytes, perr = p.optU64(name, v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) gradientField(g *Gradient, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "event_id":
+		f = fRecEventID
+		g.EventID, perr = p.str("event_id", v)
+	case "root":
+		f = fRecRoot
+		g.Root, perr = p.str("root", v)
+	case "key":
+		f = fRecKey
+		g.Key, perr = p.str("key", v)
+	case "state":
+		f = fRecState
+		perr = p.enum("state", v, &g.State)
+	case "norm":
+		f = fRecNorm
+		g.Norm, perr = p.optFloat("norm", v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+func (p *valueParser) edgeField(e *Edge, name, v []byte) (uint32, *ParseError) {
+	var perr *ParseError
+	var f int
+	switch string(name) {
+	case "from_span":
+		f = fRecFromSpan
+		e.FromSpan, perr = p.str("from_span", v)
+	case "to_span":
+		f = fRecToSpan
+		e.ToSpan, perr = p.str("to_span", v)
+	case "duration_ns":
+		f = fRecDuration
+		e.DurationNs, perr = p.u64("duration_ns", v)
+	default:
+		return 0, nil
+	}
+	return 1 << f, perr
+}
+
+// valueParser turns raw JSON values (already validated by jsontext) into
+// field values, interning strings and shapes.
+type valueParser struct {
+	in      *interner
+	scratch []byte
+	slab    []uint64 // backing store of storage_bytes-like pointers
+}
+
+// newU64 returns a pointer to a fresh uint64 holding v, carved from a slab
+// so that a million ops do not cost a million allocations.
+func (p *valueParser) newU64(v uint64) *uint64 {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]uint64, 0, 512)
+	}
+	p.slab = append(p.slab, v)
+	return &p.slab[len(p.slab)-1]
+}
+
+// describe names a raw JSON value for an error message: strings and numbers
+// as written (shortened), other kinds by name.
+func describe(v []byte) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	const maxLen = 40
+	short := func(b []byte) string {
+		if len(b) > maxLen {
+			return string(b[:maxLen]) + "..."
+		}
+		return string(b)
+	}
+	switch v[0] {
+	case '"':
+		return "string " + short(v)
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "boolean " + string(v)
+	case 'n':
+		return "null"
+	}
+	return short(v)
+}
+
+func typeError(field, want string, v []byte) *ParseError {
+	return &ParseError{Field: field, Msg: "want " + want + ", got " + describe(v)}
+}
+
+// rawString returns the unquoted text of the JSON string v, interned. The
+// bytes of an escape-free string are looked up without copying.
+func (p *valueParser) rawString(field string, v []byte) (string, *ParseError) {
+	b, perr := p.unquote(field, v)
+	if perr != nil {
+		return "", perr
+	}
+	return p.in.bytes(b), nil
+}
+
+// unquote returns the unquoted bytes of the JSON string v; they alias v or
+// p.scratch and are valid until the next call.
+func (p *valueParser) unquote(field string, v []byte) ([]byte, *ParseError) {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner, nil
+	}
+	var err error
+	p.scratch, err = jsontext.AppendUnquote(p.scratch[:0], v)
+	if err != nil {
+		return nil, &ParseError{Field: field, Msg: "invalid string: " + err.Error(), Err: err}
+	}
+	return p.scratch, nil
+}
+
+func (p *valueParser) str(field string, v []byte) (string, *ParseError) {
+	if v[0] != '"' {
+		return "", typeError(field, "a string", v)
+	}
+	return p.rawString(field, v)
+}
+
+// optStr is str for an optional field: null is absent ("").
+func (p *valueParser) optStr(field string, v []byte) (string, *ParseError) {
+	if v[0] == 'n' {
+		return "", nil
+	}
+	return p.str(field, v)
+}
+
+func (p *valueParser) boolean(field string, v []byte) (bool, *ParseError) {
+	switch v[0] {
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	}
+	return false, typeError(field, "a boolean", v)
+}
+
+// u64 parses an unsigned integer written as plain digits; negative,
+// fractional, exponent forms and values above the maximum uint64 are errors.
+func (p *valueParser) u64(field string, v []byte) (uint64, *ParseError) {
+	n, ok := parseUint(v)
+	if ok {
+		return n, nil
+	}
+	return 0, uintError(field, v)
+}
+
+func parseUint(v []byte) (uint64, bool) {
+	if len(v) == 0 || len(v) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range v {
+		d := uint64(c) - '0'
+		if d > 9 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(n, 10)
+		lo, carry := bits.Add64(lo, d, 0)
+		if hi != 0 || carry != 0 {
+			return 0, false
+		}
+		n = lo
+	}
+	return n, true
+}
+
+func uintError(field string, v []byte) *ParseError {
+	switch {
+	case len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9'):
+		return typeError(field, "an unsigned integer", v)
+	case v[0] == '-':
+		return &ParseError{Field: field, Msg: "want an unsigned integer, got negative number " + describe(v)}
+	case bytes.ContainsAny(v, ".eE"):
+		return &ParseError{Field: field, Msg: "want an unsigned integer, got non-integer number " + describe(v)}
+	}
+	return &ParseError{Field: field, Msg: "number " + describe(v) + " overflows uint64"}
+}
+
+// optU64 parses an optional unsigned integer: null is absent (nil).
+func (p *valueParser) optU64(name []byte, v []byte) (*uint64, *ParseError) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	n, ok := parseUint(v)
+	if !ok {
+		return nil, uintError(string(name), v)
+	}
+	return p.newU64(n), nil
+}
+
+// optFloat parses an optional finite number: null is absent (nil).
+func (p *valueParser) optFloat(field string, v []byte) (*float64, *ParseError) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return nil, typeError(field, "a number", v)
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return nil, &ParseError{Field: field, Msg: "number " + describe(v) + " is out of the float64 range", Err: err}
+	}
+	return &f, nil
+}
+
+// textUnmarshaler is an enumeration of the model.
+type textUnmarshaler interface{ UnmarshalText([]byte) error }
+
+// enum reads a JSON string into an enumeration; an unknown name gives an
+// error wrapping the *EnumError, whose text names the value and the allowed
+// set.
+func (p *valueParser) enum(field string, v []byte, dst textUnmarshaler) *ParseError {
+	if v[0] != '"' {
+		return typeError(field, "a string", v)
+	}
+	b, perr := p.unquote(field, v)
+	if perr != nil {
+		return perr
+	}
+	if err := dst.UnmarshalText(b); err != nil {
+		return &ParseError{Msg: err.Error(), Err: err}
+	}
+	return nil
+}
+
+// category reads an optional category: null, "" or absent is CategoryOther.
+func (p *valueParser) category(v []byte, dst *Category) *ParseError {
+	if v[0] == 'n' {
+		*dst = CategoryOther
+		return nil
+	}
+	return p.enum("category", v, dst)
+}
+
+// shape reads an array of unsigned integers, interned by its text; null and
+// [] are nil.
+func (p *valueParser) shape(field string, v []byte) ([]uint64, *ParseError) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '[' {
+		return nil, typeError(field, "an array of unsigned integers", v)
+	}
+	s, err := p.in.shape(v, parseShape)
+	if err != nil {
+		perr := err.(*ParseError)
+		perr.Field = field
+		return nil, perr
+	}
+	return s, nil
+}
+
+// parseShape parses a validated JSON array of unsigned integers; [] is nil.
+func parseShape(v []byte) ([]uint64, error) {
+	var out []uint64
+	n := 0
+	for i := skipSpace(v, 1); v[i] != ']'; n++ {
+		j := skipValue(v, i)
+		x, ok := parseUint(v[i:j])
+		if !ok {
+			perr := uintError("", v[i:j])
+			perr.Msg = "element " + strconv.Itoa(n) + ": " + perr.Msg
+			return nil, perr
+		}
+		if out == nil {
+			out = make([]uint64, 0, countElems(v))
+		}
+		out = append(out, x)
+		i = skipSpace(v, j)
+		if v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
+	}
+	return out, nil
+}
+
+// countElems returns an upper bound of the elements of a validated flat array.
+func countElems(v []byte) int { return bytes.Count(v, []byte{','}) + 1 }
+
+// strList reads an array of strings; null and [] are nil.
+func (p *valueParser) strList(field string, v []byte) ([]string, *ParseError) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '[' {
+		return nil, typeError(field, "an array of strings", v)
+	}
+	var out []string
+	n := 0
+	for i := skipSpace(v, 1); v[i] != ']'; n++ {
+		j := skipValue(v, i)
+		if v[i] != '"' {
+			return nil, typeError(field+"["+strconv.Itoa(n)+"]", "a string", v[i:j])
+		}
+		s, perr := p.rawString(field, v[i:j])
+		if perr != nil {
+			return nil, perr
+		}
+		out = append(out, s)
+		i = skipSpace(v, j)
+		if v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
+	}
+	return out, nil
+}
+
+// tags reads an object of string values; null and {} are nil.
+func (p *valueParser) tags(v []byte) (map[string]string, *ParseError) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] != '{' {
+		return nil, typeError("tags", "an object of strings", v)
+	}
+	ms := splitObject(v, nil)
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(ms))
+	for _, m := range ms {
+		if m.val[0] != '"' {
+			return nil, typeError("tags."+string(m.name), "a string", m.val)
+		}
+		s, perr := p.rawString("tags", m.val)
+		if perr != nil {
+			return nil, perr
+		}
+		out[p.in.bytes(m.name)] = s
+	}
+	return out, nil
+}
+
+// skipSpace returns the index of the first non-space byte of b at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just after the JSON value starting at b[i].
+// b must be valid JSON (as checked by jsontext).
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just after the JSON string starting at b[i].
+func skipString(b []byte, i int) int {
+	i++
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		i += j
+		// count the backslashes before the quote
+		k := i - 1
+		for b[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
+}
+
+// splitObject appends the members of the validated JSON object obj to dst.
+// Names are unquoted (a name with escapes gets its own copy).
+func splitObject(obj []byte, dst []member) []member {
+	i := skipSpace(obj, 1)
+	for obj[i] != '}' {
+		j := skipString(obj, i)
+		name := obj[i+1 : j-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			name, _ = jsontext.AppendUnquote(nil, obj[i:j])
+		}
+		i = skipSpace(obj, j)
+		i = skipSpace(obj, i+1) // past ':'
+		j = skipValue(obj, i)
+		dst = append(dst, member{name: name, val: obj[i:j], off: i})
+		i = skipSpace(obj, j)
+		if obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,407 @@
+// writer.go holds the writers of a document: the JSONL stream and the document-form JSON.
+
+package tracemem
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// WriteJSON writes doc in the document form: one JSON object with the field
+// names of the struct tags (the same bytes encoding/json would write, except
+// that nil slices and maps are written as [] and {} and map keys are
+// sorted). ReadTrace reads it back to an equal document. The document form
+// can equally be written with encoding/json or json v2 directly.
+func (doc *TraceDocument) WriteJSON(w io.Writer) error {
+	return json.MarshalWrite(w, doc, json.Deterministic(true))
+}
+
+// WriteJSONL writes doc as a candle-graph JSONL stream: a meta record (the
+// schema is doc.Schema, or candle-graph/trace/6 when empty), then span_start,
+// op, memory, device_memory and span_end records merged by time, then the
+// tensor, gradient and edge records.
+//
+// The merge keeps the document order of ops, memory events and
+// device_memory samples (each list is written in its own order, interleaved
+// with the others by timestamp), writes span_start at start_ns and span_end
+// at start_ns + duration_ns (only for closed spans); at equal times a
+// span_start comes first (parents before children), then ops, memory events
+// and samples, and span_end records last (children before parents), so
+// events at a span's end time fall inside it. Optional fields that are
+// absent (empty strings, nil pointers, StepNone) are left out.
+//
+// Reading the output with ReadTrace gives back an equal document, provided
+// doc is one a reader could have made: span ids unique, valid UTF-8, finite
+// gradient norms, a span that is not closed has DurationNs 0, and an op's or
+// tensor's nil StorageBytes only with an unknown dtype (otherwise the reader
+// fills it in). It returns the first write error, or an error for a value
+// that cannot be written (invalid UTF-8, a non-finite norm, an enumeration
+// out of range).
+func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	e := &jsonlWriter{w: bw, b: make([]byte, 0, 512)}
+	e.meta(doc)
+
+	starts, ends := spanOrder(doc.Spans)
+	var si, ei, oi, mi, di int
+	for e.err == nil {
+		// pick the stream whose head is earliest; ties go to the lower stream
+		const none = math.MaxUint64
+		best, bestKey := -1, uint64(none)
+		consider := func(stream int, key uint64, ok bool) {
+			if ok && (best < 0 || key < bestKey) {
+				best, bestKey = stream, key
+			}
+		}
+		if si < len(starts) {
+			consider(0, doc.Spans[starts[si]].StartNs, true)
+		}
+		if oi < len(doc.Ops) {
+			consider(1, doc.Ops[oi].TimestampNs, true)
+		}
+		if mi < len(doc.Memory) {
+			consider(2, doc.Memory[mi].TimestampNs, true)
+		}
+		if di < len(doc.DeviceMemory) {
+			consider(3, doc.DeviceMemory[di].TimestampNs, true)
+		}
+		if ei < len(ends) {
+			end, _ := doc.Spans[ends[ei]].EndNs()
+			consider(4, end, true)
+		}
+		switch best {
+		case 0:
+			e.spanStart(&doc.Spans[starts[si]])
+			si++
+		case 1:
+			e.op(&doc.Ops[oi])
+			oi++
+		case 2:
+			e.memory(&doc.Memory[mi])
+			mi++
+		case 3:
+			e.deviceMemory(&doc.DeviceMemory[di])
+			di++
+		case 4:
+			e.spanEnd(&doc.Spans[ends[ei]])
+			ei++
+		}
+		if best < 0 {
+			break
+		}
+	}
+	for i := range doc.Tensors {
+		e.tensor(&doc.Tensors[i])
+	}
+	for i := range doc.Gradients {
+		e.gradient(&doc.Gradients[i])
+	}
+	for i := range doc.Edges {
+		e.edge(&doc.Edges[i])
+	}
+	if e.err != nil {
+		return e.err
+	}
+	return bw.Flush()
+}
+
+// spanOrder returns the indices of spans in span_start order (start, then
+// depth, then id) and of the closed spans in span_end order (end, then
+// deeper first, then id).
+func spanOrder(spans []Span) (starts, ends []int) {
+	at := make(map[string]int, len(spans))
+	for i := range spans {
+		at[spans[i].ID] = i
+	}
+	depth := make([]int, len(spans))
+	for i := range spans {
+		d, s := 0, &spans[i]
+		for s.ParentID != "" && d <= len(spans) { // bounded: a parent cycle stops
+			p, ok := at[s.ParentID]
+			if !ok {
+				break
+			}
+			d, s = d+1, &spans[p]
+		}
+		depth[i] = d
+	}
+	starts = make([]int, len(spans))
+	for i := range starts {
+		starts[i] = i
+	}
+	slices.SortFunc(starts, func(a, b int) int {
+		return cmp.Or(cmp.Compare(spans[a].StartNs, spans[b].StartNs), cmp.Compare(depth[a], depth[b]),
+			cmp.Compare(spans[a].ID, spans[b].ID))
+	})
+	for i := range spans {
+		if spans[i].Closed {
+			ends = append(ends, i)
+		}
+	}
+	slices.SortFunc(ends, func(a, b int) int {
+		ea, _ := spans[a].EndNs()
+		eb, _ := spans[b].EndNs()
+		return cmp.Or(cmp.Compare(ea, eb), cmp.Compare(depth[b], depth[a]), cmp.Compare(spans[a].ID, spans[b].ID))
+	})
+	return starts, ends
+}
+
+// jsonlWriter appends one record at a time to b and writes it; the first
+// error sticks.
+type jsonlWriter struct {
+	w   *bufio.Writer
+	b   []byte
+	err error
+	rec string // kind of the record being written, for errors
+}
+
+func (e *jsonlWriter) begin(kind string) {
+	e.rec = kind
+	e.b = append(e.b[:0], `{"kind":"`...)
+	e.b = append(e.b, kind...)
+	e.b = append(e.b, '"')
+}
+
+func (e *jsonlWriter) end() {
+	e.b = append(e.b, '}', '\n')
+	if e.err == nil {
+		if _, err := e.w.Write(e.b); err != nil {
+			e.err = err
+		}
+	}
+}
+
+func (e *jsonlWriter) fail(field string, err error) {
+	if e.err == nil {
+		e.err = fmt.Errorf("write jsonl: %s: %s: %w", e.rec, field, err)
+	}
+}
+
+func (e *jsonlWriter) key(name string) {
+	e.b = append(e.b, ',', '"')
+	e.b = append(e.b, name...)
+	e.b = append(e.b, '"', ':')
+}
+
+func (e *jsonlWriter) str(name, s string) {
+	e.key(name)
+	var err error
+	if e.b, err = jsontext.AppendQuote(e.b, s); err != nil {
+		e.fail(name, err)
+	}
+}
+
+// optStr writes s unless it is empty.
+func (e *jsonlWriter) optStr(name, s string) {
+	if s != "" {
+		e.str(name, s)
+	}
+}
+
+func (e *jsonlWriter) u64(name string, v uint64) {
+	e.key(name)
+	e.b = strconv.AppendUint(e.b, v, 10)
+}
+
+func (e *jsonlWriter) optU64(name string, v *uint64) {
+	if v != nil {
+		e.u64(name, *v)
+	}
+}
+
+func (e *jsonlWriter) boolean(name string, v bool) {
+	e.key(name)
+	e.b = strconv.AppendBool(e.b, v)
+}
+
+func (e *jsonlWriter) enum(name string, m interface{ MarshalText() ([]byte, error) }) {
+	t, err := m.MarshalText()
+	if err != nil {
+		e.fail(name, err)
+		return
+	}
+	e.key(name)
+	e.b = append(e.b, '"')
+	e.b = append(e.b, t...)
+	e.b = append(e.b, '"')
+}
+
+func (e *jsonlWriter) shape(name string, s []uint64) {
+	e.key(name)
+	e.b = append(e.b, '[')
+	for i, d := range s {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = strconv.AppendUint(e.b, d, 10)
+	}
+	e.b = append(e.b, ']')
+}
+
+func (e *jsonlWriter) strList(name string, ss []string) {
+	e.key(name)
+	e.b = append(e.b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		var err error
+		if e.b, err = jsontext.AppendQuote(e.b, s); err != nil {
+			e.fail(name, err)
+		}
+	}
+	e.b = append(e.b, ']')
+}
+
+func (e *jsonlWriter) meta(doc *TraceDocument) {
+	r := &doc.Run
+	e.begin("meta")
+	schema := doc.Schema
+	if schema == "" {
+		schema = SchemaV6
+	}
+	e.str("schema", schema)
+	e.str("run_id", r.RunID)
+	e.str("correlation_id", r.CorrelationID)
+	e.str("entrypoint", r.Entrypoint)
+	e.enum("phase", r.Phase)
+	e.str("timestamp", r.Timestamp)
+	e.u64("capture_step", r.CaptureStep)
+	e.u64("warmup_steps", r.WarmupSteps)
+	e.str("device", r.Device)
+	e.enum("timing_mode", r.TimingMode)
+	e.key("tags")
+	e.b = append(e.b, '{')
+	keys := make([]string, 0, len(r.Tags))
+	for k := range r.Tags {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		var err error
+		if e.b, err = jsontext.AppendQuote(e.b, k); err != nil {
+			e.fail("tags", err)
+		}
+		e.b = append(e.b, ':')
+		if e.b, err = jsontext.AppendQuote(e.b, r.Tags[k]); err != nil {
+			e.fail("tags", err)
+		}
+	}
+	e.b = append(e.b, '}')
+	e.optStr("candle_version", r.CandleVersion)
+	e.end()
+}
+
+func (e *jsonlWriter) spanStart(s *Span) {
+	e.begin("span_start")
+	e.str("id", s.ID)
+	e.optStr("parent_id", s.ParentID)
+	e.str("name", s.Name)
+	e.u64("start_ns", s.StartNs)
+	e.enum("span_kind", s.Kind)
+	e.boolean("measured", s.Measured)
+	if s.Step != StepNone {
+		e.enum("step", s.Step)
+	}
+	e.end()
+}
+
+func (e *jsonlWriter) spanEnd(s *Span) {
+	e.begin("span_end")
+	e.str("id", s.ID)
+	e.u64("duration_ns", s.DurationNs)
+	e.end()
+}
+
+func (e *jsonlWriter) op(o *Op) {
+	e.begin("op")
+	e.str("span_id", o.SpanID)
+	e.str("op_name", o.OpName)
+	e.strList("inputs", o.Inputs)
+	e.optStr("output", o.Output)
+	e.shape("shape", o.Shape)
+	e.str("dtype", o.DType)
+	e.str("device", o.Device)
+	e.u64("duration_ns", o.DurationNs)
+	e.u64("timestamp_ns", o.TimestampNs)
+	e.optU64("storage_bytes", o.StorageBytes)
+	e.u64("input_storage_bytes", o.InputStorageBytes)
+	e.end()
+}
+
+func (e *jsonlWriter) tensor(t *Tensor) {
+	e.begin("tensor")
+	e.str("span_id", t.SpanID)
+	e.str("tensor_id", t.TensorID)
+	e.shape("shape", t.Shape)
+	e.str("dtype", t.DType)
+	e.str("device", t.Device)
+	e.boolean("requires_grad", t.RequiresGrad)
+	e.optU64("storage_bytes", t.StorageBytes)
+	e.enum("category", t.Category)
+	e.end()
+}
+
+func (e *jsonlWriter) memory(m *MemoryEvent) {
+	e.begin("memory")
+	e.u64("timestamp_ns", m.TimestampNs)
+	e.str("tensor_id", m.TensorID)
+	e.str("span_id", m.SpanID)
+	e.optStr("op_name", m.OpName)
+	e.str("device", m.Device)
+	e.u64("bytes", m.Bytes)
+	e.enum("action", m.Action)
+	e.shape("shape", m.Shape)
+	e.str("dtype", m.DType)
+	e.enum("category", m.Category)
+	e.end()
+}
+
+func (e *jsonlWriter) deviceMemory(s *DeviceMemorySample) {
+	e.begin("device_memory")
+	e.u64("timestamp_ns", s.TimestampNs)
+	e.str("device", s.Device)
+	e.u64("used_bytes", s.UsedBytes)
+	e.u64("free_bytes", s.FreeBytes)
+	e.optU64("reserved_bytes", s.ReservedBytes)
+	e.optU64("capacity_bytes", s.CapacityBytes)
+	e.end()
+}
+
+var errNonFinite = errors.New("not a finite number")
+
+func (e *jsonlWriter) gradient(g *Gradient) {
+	e.begin("gradient")
+	e.str("event_id", g.EventID)
+	e.str("root", g.Root)
+	e.str("key", g.Key)
+	e.enum("state", g.State)
+	if g.Norm != nil {
+		if math.IsNaN(*g.Norm) || math.IsInf(*g.Norm, 0) {
+			e.fail("norm", errNonFinite)
+		}
+		e.key("norm")
+		e.b = strconv.AppendFloat(e.b, *g.Norm, 'g', -1, 64)
+	}
+	e.end()
+}
+
+func (e *jsonlWriter) edge(g *Edge) {
+	e.begin("edge")
+	e.str("from_span", g.FromSpan)
+	e.str("to_span", g.ToSpan)
+	e.u64("duration_ns", g.DurationNs)
+	e.end()
+}
