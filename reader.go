@@ -70,20 +70,31 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.
 func ReadTrace(r io.Reader) (*TraceDocument, error) {
+	src, closeSrc, err := decompress(r)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSrc()
+	return readDecoded(src)
+}
+
+// decompress returns the content of r: r itself, or its decompression when
+// r starts with the gzip magic bytes. The caller calls the returned close
+// function when done.
+func decompress(r io.Reader) (io.Reader, func(), error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	magic, err := br.Peek(2)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read: %w", err)
+		return nil, nil, fmt.Errorf("read: %w", err)
 	}
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
+			return nil, nil, fmt.Errorf("gzip: %w", err)
 		}
-		defer zr.Close()
-		return readDecoded(&gzipErrReader{zr})
+		return &gzipErrReader{zr}, func() { zr.Close() }, nil
 	}
-	return readDecoded(br)
+	return br, func() {}, nil
 }
 
 // gzipErrReader names gzip in the errors of the decompressed stream.
@@ -108,12 +119,10 @@ const (
 
 // readDecoded detects the format of the decompressed stream r and reads it.
 func readDecoded(r io.Reader) (*TraceDocument, error) {
-	var prefix bytes.Buffer
-	format, err := detectFormat(io.TeeReader(r, &prefix), prefix.Bytes)
+	format, src, err := detect(r)
 	if err != nil {
 		return nil, err
 	}
-	src := io.MultiReader(&prefix, r) // replay what detection read
 	switch format {
 	case formatJSONL:
 		return readJSONL(src)
@@ -122,6 +131,17 @@ func readDecoded(r io.Reader) (*TraceDocument, error) {
 	default:
 		return ReadChromeTrace(src)
 	}
+}
+
+// detect reads the start of the decompressed stream r to decide its format,
+// and returns a reader that replays r from its first byte.
+func detect(r io.Reader) (traceFormat, io.Reader, error) {
+	var prefix bytes.Buffer
+	format, err := detectFormat(io.TeeReader(r, &prefix), prefix.Bytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	return format, io.MultiReader(&prefix, r), nil
 }
 
 // docKeys are top-level keys that only a document has.
