@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracemem/tracemem/internal/gen"
@@ -427,6 +428,33 @@ func replay(t *testing.T, data []byte) *facts {
 	return f
 }
 
+// replayedTrace is a generated trace with its replay, cached per Config
+// so that tests looking at different facts of one trace replay it once
+// (the replay's rule violations are reported by the first test to ask).
+type replayedTrace struct {
+	data []byte
+	st   gen.Stats
+	f    *facts
+}
+
+var (
+	replayMu    sync.Mutex
+	replayCache = map[gen.Config]*replayedTrace{}
+)
+
+func replayed(t *testing.T, cfg gen.Config) *replayedTrace {
+	t.Helper()
+	replayMu.Lock()
+	defer replayMu.Unlock()
+	if r := replayCache[cfg]; r != nil {
+		return r
+	}
+	data, st := generate(t, cfg)
+	r := &replayedTrace{data: data, st: st, f: replay(t, data)}
+	replayCache[cfg] = r
+	return r
+}
+
 func generate(t testing.TB, cfg gen.Config) ([]byte, gen.Stats) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -478,8 +506,8 @@ func TestDeterministic(t *testing.T) {
 func TestWellFormed(t *testing.T) {
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			data, st := generate(t, c.cfg)
-			f := replay(t, data)
+			r := replayed(t, c.cfg)
+			data, st, f := r.data, r.st, r.f
 			want := map[string]int64{
 				"meta": 1, "span_start": st.SpanStarts, "span_end": st.SpanEnds, "op": st.Ops,
 				"tensor": st.Tensors, "device_memory": st.DeviceMemory, "memory": st.Memory,
@@ -537,8 +565,8 @@ func TestMemoryEventsExact(t *testing.T) {
 func TestPairing(t *testing.T) {
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			data, st := generate(t, c.cfg)
-			f := replay(t, data)
+			r := replayed(t, c.cfg)
+			st, f := r.st, r.f
 			if f.badPairs != 0 {
 				t.Errorf("%s: %d frees differ from their alloc in bytes, device or category", c.why, f.badPairs)
 			}
@@ -557,7 +585,11 @@ func TestPairing(t *testing.T) {
 		})
 	}
 	// Each kind also occurs in a 1000-event trace, on every seed tried.
-	for seed := int64(0); seed < 20; seed++ {
+	seeds := int64(20)
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := int64(0); seed < seeds; seed++ {
 		f := replay(t, mustGen(t, gen.Config{Seed: seed, MemoryEvents: 1000, Anomalies: true, Devices: int(seed%3) + 1}))
 		if f.doubleFrees == 0 || f.unmatchedFrees == 0 || f.duplicateAllocs == 0 {
 			t.Errorf("seed %d, 1000 events: anomalies %d %d %d", seed, f.doubleFrees, f.unmatchedFrees, f.duplicateAllocs)
@@ -618,7 +650,7 @@ func TestTrainingShape(t *testing.T) {
 // backward.
 func TestSteadyGrowth(t *testing.T) {
 	for _, devices := range []int{1, 3} {
-		data, st := generate(t, gen.Config{Seed: 21, MemoryEvents: 20000, Devices: devices, SteadyGrowth: true, Spans: 5000})
+		data, st := generate(t, gen.Config{Seed: 21, MemoryEvents: 10000, Devices: devices, SteadyGrowth: true, Spans: 2500})
 		f := replay(t, data)
 		if st.Frees != 0 || f.frees != 0 || !f.everyAllocPeak || f.backwardSpans != 0 || st.Steps != 1 {
 			t.Errorf("devices %d: %d frees, every alloc a peak %v, %d backward spans, %d steps",
