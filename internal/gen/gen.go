@@ -35,14 +35,22 @@
 // all record kinds; many consecutive records share a timestamp, so frees and
 // allocations of one tick are ordered only by their position. span_end
 // records follow the records they enclose, innermost first. Tensor ids are
-// unique per allocation ("p", "a", "g", "o", "x", "w" prefixes plus a
-// counter) except for the deliberate anomalies. Ops of views (reshape) carry
+// a prefix plus a counter (p parameter, a activation, g gradient, o
+// optimizer state, x temporary, w workspace, v view op output, u a free of
+// a tensor never allocated) and unique per allocation except for the
+// deliberate anomalies. Memory bytes are always shape × dtype size (f32,
+// bf16, f16, or u8 for workspaces). Ops of views (reshape) carry
 // storage_bytes 0 and allocate nothing; optimizer ops have a null output;
 // other ops carry storage_bytes on about two thirds of the records.
 //
-// Write streams the trace through a fixed-size buffer: memory use does not
-// grow with the trace (except the per-step list of forward ops, bounded by
-// the model size), and the generation loop does not allocate per record.
+// Size and speed: about 390 bytes of JSONL per memory record with the
+// natural span density (a 1M-memory-event trace is about 390 MB, 10M about
+// 4 GB); about 330 bytes with Spans at a quarter of MemoryEvents. Write
+// streams the trace through a fixed 64 KiB buffer: memory use does not grow
+// with the trace (the per-step list of forward ops is bounded by the model
+// size), a fixed ~30 allocations per call whatever the size, and about
+// 1.3 GB/s (10M memory events in about 2 s) into io.Discard on a 2-core
+// machine.
 package gen
 
 import (
