@@ -1,0 +1,77 @@
+// stream.go holds AnalyzeStream: a trace read record by record straight into an Analyzer.
+
+package tracemem
+
+import "io"
+
+// AnalyzeStream reads a trace from r and returns its memory profile and node
+// metrics (opNodeIDs nil), as Analyze and NodeMemoryMetrics would for the
+// document ReadTrace makes of it.
+//
+// A candle-graph JSONL stream (gzip or not) is read record by record into an
+// Analyzer and never held whole: memory stays bounded by what is live plus
+// the timeline points kept (see Options.MaxTimelinePoints). Its memory
+// records must come in nondecreasing timestamp order; a record that goes
+// back in time is an error naming its line (wrapping ErrOutOfOrder), as
+// are the span errors of ReadTrace. Other formats ReadTrace accepts (the
+// document form, Chrome traces) are read into memory first, then replayed.
+//
+// On any error, including a truncated or corrupt input, AnalyzeStream
+// returns no profile: a partial one would pass for the whole.
+func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMetrics, error) {
+	a := NewAnalyzer(opts)
+	if a.err != nil {
+		return nil, nil, a.err
+	}
+	src, closeSrc, err := decompress(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeSrc()
+	format, src, err := detect(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	if format != formatJSONL {
+		doc, err := readDecoded(src)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a, err = replayDocument(doc, opts); err != nil {
+			return nil, nil, err
+		}
+		return a.Profile(), a.NodeMetrics(nil), nil
+	}
+	if err := streamJSONL(a, newRecordDecoder(src)); err != nil {
+		return nil, nil, err
+	}
+	return a.Profile(), a.NodeMetrics(nil), nil
+}
+
+// streamJSONL feeds every record of dec to a.
+func streamJSONL(a *Analyzer, dec *recordDecoder) error {
+	for {
+		kind, err := dec.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case recSpanStart:
+			err = a.AddSpan(&dec.span)
+		case recSpanEnd:
+			err = a.EndSpan(dec.spanEnd.ID, dec.spanEnd.DurationNs)
+		case recOp:
+			err = a.AddOp(&dec.op)
+		case recDeviceMemory:
+			err = a.AddDeviceMemory(&dec.devMem)
+		case recMemory:
+			err = a.Add(&dec.mem)
+		}
+		if err != nil {
+			return &ParseError{Line: dec.line, Kind: kind.String(), Msg: err.Error(), Err: err}
+		}
+	}
+}
