@@ -1,0 +1,923 @@
+// chrome_test.go tests ReadChromeTrace: hand-built fixtures per mapping rule, the Total Allocated rule, bad input, and a fuzz target.
+
+package tracemem
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The -update flag rewrites golden files; another test file may define it
+// first, in which case it is shared.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/")
+	}
+}
+
+func goldenUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// chromeFixture returns the reason and the trace of testdata/chrome/NAME.txtar.
+func chromeFixture(t testing.TB, name string) (string, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "chrome", name+".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment, files := parseTxtar(data)
+	trace, ok := txtarGet(files, "trace.json")
+	if !ok {
+		t.Fatalf("%s: no trace.json", name)
+	}
+	return strings.TrimSpace(string(comment)), trace
+}
+
+func mustReadChrome(t testing.TB, data []byte) *TraceDocument {
+	t.Helper()
+	doc, err := ReadChromeTrace(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("ReadChromeTrace: %v", err)
+	}
+	return doc
+}
+
+func gzipBytes(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestChromeGolden locks the whole imported document of every fixture
+// (refresh with -update after checking the diff by eye).
+func TestChromeGolden(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "chrome", "*.txtar"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comment, files := parseTxtar(data)
+			trace, _ := txtarGet(files, "trace.json")
+			doc := mustReadChrome(t, trace)
+			got, err := jsonv2.Marshal(doc, jsontext.WithIndent("  "), jsonv2.Deterministic(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			if goldenUpdate() {
+				out := formatTxtar(comment, []txtarFile{{Name: "trace.json", Data: trace}, {Name: "doc.json", Data: got}})
+				if err := os.WriteFile(path, out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, ok := txtarGet(files, "doc.json")
+			if !ok {
+				t.Fatalf("no doc.json; run with -update (%s)", strings.TrimSpace(string(comment)))
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("%s\ndocument differs (-want +got):\n%s", strings.TrimSpace(string(comment)), d)
+			}
+		})
+	}
+}
+
+// memRow is the part of a MemoryEvent the mapping decides.
+type memRow struct {
+	Ts       uint64
+	Tensor   string
+	Action   MemoryAction
+	Bytes    uint64
+	Device   string
+	Span     string
+	Op       string
+	Category Category
+}
+
+func memRows(doc *TraceDocument) []memRow {
+	var rows []memRow
+	for _, e := range doc.Memory {
+		rows = append(rows, memRow{e.TimestampNs, e.TensorID, e.Action, e.Bytes, e.Device, e.SpanID, e.OpName, e.Category})
+	}
+	return rows
+}
+
+type spanRow struct {
+	ID, Parent, Name string
+	Kind             SpanKind
+	Step             Step
+	Start, Dur       uint64
+}
+
+func spanRows(doc *TraceDocument) []spanRow {
+	var rows []spanRow
+	for _, s := range doc.Spans {
+		rows = append(rows, spanRow{s.ID, s.ParentID, s.Name, s.Kind, s.Step, s.StartNs, s.DurationNs})
+	}
+	return rows
+}
+
+const (
+	alloc = ActionAlloc
+	free  = ActionFree
+)
+
+// TestChromeAddrFixture checks the Addr form rule by rule on addr.txtar.
+func TestChromeAddrFixture(t *testing.T) {
+	_, trace := chromeFixture(t, "addr")
+	doc := mustReadChrome(t, trace)
+	const act, grad, opt, oth = CategoryActivation, CategoryGradient, CategoryOptimizer, CategoryOther
+	// Times: ns since the earliest imported event, the [memory] at 990 µs.
+	wantMem := []memRow{
+		// baseline: Total Allocated 1512 - Bytes 512 = 1000 live before; the trace frees 300 of it (0x10000), so 700 stay.
+		{0, "cuda:0#baseline", alloc, 700, "cuda:0", "thread:0", "", oth},
+		{0, "cuda:0@0x1000#0", alloc, 512, "cuda:0", "thread:0", "", oth}, // outside every span: the thread's root
+		{35000, "cuda:0@0x2000#0", alloc, 256, "cuda:0", "2", "aten::empty", act},
+		{40000, "cpu@0x1869f#0", alloc, 40, "cpu", "2", "aten::empty", act},         // at the span's end: contained
+		{70000, "cuda:0@0x1000#0", free, 512, "cuda:0", "3", "aten::addmm", oth},    // the free names its alloc's id and category
+		{80000, "cuda:0@0x1000#1", alloc, 1024, "cuda:0", "3", "aten::addmm", act},  // address reused: a new tensor
+		{240000, "cuda:0@0x3000#0", alloc, 128, "cuda:0", "9", "aten::mul", grad},   // autograd thread: backward
+		{260000, "cuda:0@0x10000#0", free, 300, "cuda:0", "8", "MulBackward0", oth}, // never allocated: pre-existing
+		{530000, "cuda:0@0x2000#0", free, 256, "cuda:0", "5", "aten::add_", act},
+		{530000, "cuda:0@0x5000#0", alloc, 64, "cuda:0", "5", "aten::add_", opt}, // equal ts: file order
+		{810000, "cpu@0x1869f#0", free, 40, "cpu", "0", "ProfilerStep#3", act},
+	}
+	if d := cmp.Diff(wantMem, memRows(doc)); d != "" {
+		t.Errorf("memory (-want +got):\n%s", d)
+	}
+	wantSpans := []spanRow{
+		{"0", "", "ProfilerStep#3", SpanFunction, StepNone, 10000, 1000000},
+		{"1", "0", "aten::linear", SpanOp, StepForward, 20000, 100000},
+		{"2", "1", "aten::empty", SpanOp, StepForward, 30000, 10000},
+		{"3", "1", "aten::addmm", SpanOp, StepForward, 50000, 50000},
+		{"4", "0", "Optimizer.step#SGD.step", SpanFunction, StepOptimizer, 510000, 100000},
+		{"5", "4", "aten::add_", SpanOp, StepOptimizer, 520000, 20000},
+		{"6", "0", "Optimizer.zero_grad#SGD.zero_grad", SpanFunction, StepOptimizer, 710000, 10000},
+		{"7", "", "autograd::engine::evaluate_function: MulBackward0", SpanOp, StepBackward, 210000, 100000},
+		{"8", "7", "MulBackward0", SpanOp, StepBackward, 220000, 80000},
+		{"9", "8", "aten::mul", SpanOp, StepBackward, 230000, 20000},
+		{"thread:0", "", "thread 100/1", SpanFunction, StepNone, 0, 1010000},
+	}
+	if d := cmp.Diff(wantSpans, spanRows(doc)); d != "" {
+		t.Errorf("spans (-want +got):\n%s", d)
+	}
+	type opRow struct{ Span, Name, Device string }
+	var ops []opRow
+	for _, o := range doc.Ops {
+		ops = append(ops, opRow{o.SpanID, o.OpName, o.Device})
+	}
+	wantOps := []opRow{{"1", "aten::linear", ""}, {"2", "aten::empty", "cuda:0"}, {"3", "aten::addmm", "cuda:0"},
+		{"5", "aten::add_", "cuda:0"}, {"7", "autograd::engine::evaluate_function: MulBackward0", ""},
+		{"8", "MulBackward0", "cuda:0"}, {"9", "aten::mul", "cuda:0"}}
+	if d := cmp.Diff(wantOps, ops); d != "" {
+		t.Errorf("ops (-want +got):\n%s", d)
+	}
+	// Samples: one per event with Total Allocated, the OOM event included;
+	// cuda:0's capacity from deviceProperties, cpu's unknown (0).
+	const capA100 = 85899345920
+	type sampleRow struct {
+		Ts                          uint64
+		Device                      string
+		Used, Free, Reserved, Capac uint64
+	}
+	var samples []sampleRow
+	for _, s := range doc.DeviceMemory {
+		if s.ReservedBytes == nil || s.CapacityBytes == nil {
+			t.Fatalf("sample %+v: reserved or capacity absent", s)
+		}
+		samples = append(samples, sampleRow{s.TimestampNs, s.Device, s.UsedBytes, s.FreeBytes, *s.ReservedBytes, *s.CapacityBytes})
+	}
+	const r2m = 2097152
+	wantSamples := []sampleRow{
+		{0, "cuda:0", 1512, capA100 - 1512, r2m, capA100},
+		{35000, "cuda:0", 1768, capA100 - 1768, r2m, capA100},
+		{40000, "cpu", 40, 0, 4096, 0},
+		{70000, "cuda:0", 1256, capA100 - 1256, r2m, capA100},
+		{80000, "cuda:0", 2280, capA100 - 2280, r2m, capA100},
+		{240000, "cuda:0", 2408, capA100 - 2408, r2m, capA100},
+		{260000, "cuda:0", 2108, capA100 - 2108, r2m, capA100},
+		{530000, "cuda:0", 1852, capA100 - 1852, r2m, capA100},
+		{530000, "cuda:0", 1916, capA100 - 1916, r2m, capA100},
+		{610000, "cuda:0", 1916, capA100 - 1916, r2m, capA100}, // [OutOfMemory]
+		{810000, "cpu", 0, 0, 4096, 0},
+	}
+	if d := cmp.Diff(wantSamples, samples); d != "" {
+		t.Errorf("device samples (-want +got):\n%s", d)
+	}
+	wantRun := Run{Phase: PhaseTrain, Device: "cuda:0", TimingMode: TimingHost,
+		Tags: map[string]string{"source": "chrome_trace", "out_of_memory_events": "1"}}
+	if d := cmp.Diff(wantRun, doc.Run); d != "" {
+		t.Errorf("run (-want +got):\n%s", d)
+	}
+	if doc.Schema != SchemaV6 {
+		t.Errorf("schema %q", doc.Schema)
+	}
+	if err := doc.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+// TestChromeAddrlessFixture checks the Addr-less form on noaddr.txtar.
+func TestChromeAddrlessFixture(t *testing.T) {
+	_, trace := chromeFixture(t, "noaddr")
+	doc := mustReadChrome(t, trace)
+	const act, oth = CategoryActivation, CategoryOther
+	wantMem := []memRow{
+		{2, "cuda:1#0", alloc, 100, "cuda:1", "1", "aten::zeros", act},
+		{2, "cuda:1#1", alloc, 100, "cuda:1", "1", "aten::zeros", act}, // 1000.0025 µs: the sub-ns digit is dropped
+		{11, "cuda:1#2", alloc, 200, "cuda:1", "1", "aten::zeros", act},
+		{30, "cuda:1#1", free, 100, "cuda:1", "2", "aten::relu", act}, // the most recent live block of that size
+		{30, "cuda:1#2", free, 200, "cuda:1", "2", "aten::relu", act},
+		{40, "cuda:1#pre0", free, 50, "cuda:1", "2", "aten::relu", oth}, // no live block of 50: pre-existing
+		{600, "cuda:1#0", free, 100, "cuda:1", "thread:0", "", act},     // another thread, no span: its root
+		{700, "cuda:1#pre1", free, 100, "cuda:1", "thread:0", "", oth},  // no live 100 left: pre-existing
+		{800, "mps:0#0", alloc, 4, "mps:0", "thread:0", "", oth},
+		{900, "device42:3#0", alloc, 8, "device42:3", "thread:0", "", oth},
+		// the 0-byte event at 950 is neither an alloc nor a free
+	}
+	if d := cmp.Diff(wantMem, memRows(doc)); d != "" {
+		t.Errorf("memory (-want +got):\n%s", d)
+	}
+	wantSpans := []spanRow{
+		{"0", "", "ProfilerStep#1", SpanFunction, StepNone, 0, 100000},
+		{"1", "0", "aten::zeros", SpanOp, StepForward, 1, 10},
+		{"2", "0", "aten::relu", SpanOp, StepForward, 20, 500},
+		{"3", "", "MulBackward0", SpanOp, StepBackward, 500, 300}, // legacy "CPU functions" op
+		{"thread:0", "", "thread Process 7/Thread 2", SpanFunction, StepNone, 600, 350},
+	}
+	if d := cmp.Diff(wantSpans, spanRows(doc)); d != "" {
+		t.Errorf("spans (-want +got):\n%s", d)
+	}
+	if len(doc.DeviceMemory) != 0 {
+		t.Errorf("device samples without totals or capacity: %+v", doc.DeviceMemory)
+	}
+	if doc.Run.Phase != PhaseTrain || doc.Run.Device != "cuda:1" {
+		t.Errorf("run phase %v device %q, want train cuda:1", doc.Run.Phase, doc.Run.Device)
+	}
+}
+
+// TestChromeForms checks that the same trace in other clothes imports the same.
+func TestChromeForms(t *testing.T) {
+	_, addr := chromeFixture(t, "addr")
+	want := mustReadChrome(t, addr)
+	var obj struct {
+		TraceEvents []json.RawMessage `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(addr, &obj); err != nil {
+		t.Fatal(err)
+	}
+	bare, _ := json.Marshal(obj.TraceEvents)
+	withPropsOnly := func(b []byte) []byte { // deviceProperties after traceEvents
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return []byte(`{"traceEvents":` + string(m["traceEvents"]) + `,"deviceProperties":` + string(m["deviceProperties"]) + `}`)
+	}
+	for _, tc := range []struct {
+		name, reason string
+		data         []byte
+		sameSamples  bool
+	}{
+		{"gzip", "gzip is detected by its magic bytes", gzipBytes(t, addr), true},
+		{"properties last", "deviceProperties may follow traceEvents", withPropsOnly(addr), true},
+		{"bare array", "a bare array of events is a trace (no capacity then)", bare, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mustReadChrome(t, tc.data)
+			if d := cmp.Diff(memRows(want), memRows(got)); d != "" {
+				t.Errorf("%s: memory differs:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(spanRows(want), spanRows(got)); d != "" {
+				t.Errorf("%s: spans differ:\n%s", tc.reason, d)
+			}
+			if tc.sameSamples {
+				if d := cmp.Diff(want.DeviceMemory, got.DeviceMemory); d != "" {
+					t.Errorf("%s: samples differ:\n%s", tc.reason, d)
+				}
+			} else if s := got.DeviceMemory[0]; *s.CapacityBytes != 0 || s.FreeBytes != 0 {
+				t.Errorf("%s: capacity %d free %d, want 0 (unknown)", tc.reason, *s.CapacityBytes, s.FreeBytes)
+			}
+		})
+	}
+	// ReadTrace recognizes both forms and hands them over.
+	for _, data := range [][]byte{addr, bare, gzipBytes(t, addr)} {
+		doc, err := ReadTrace(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("ReadTrace: %v", err)
+		}
+		if d := cmp.Diff(memRows(want), memRows(doc)); d != "" {
+			t.Errorf("ReadTrace: memory differs:\n%s", d)
+		}
+	}
+}
+
+// TestChromeCapacityOnly checks that a device with a known capacity but no
+// totals (an older trace with deviceProperties) still gets its capacity.
+func TestChromeCapacityOnly(t *testing.T) {
+	data := `{"deviceProperties":[{"id":1,"totalGlobalMem":1000}],"traceEvents":[
+	{"name":"[memory]","ph":"i","ts":5,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":1,"Device Id":1}},
+	{"name":"[memory]","ph":"i","ts":7,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":1,"Device Id":0}}]}`
+	doc := mustReadChrome(t, []byte(data))
+	if len(doc.DeviceMemory) != 1 {
+		t.Fatalf("samples %+v, want one for cuda:1", doc.DeviceMemory)
+	}
+	s := doc.DeviceMemory[0]
+	if s.Device != "cuda:1" || s.CapacityBytes == nil || *s.CapacityBytes != 1000 || s.TimestampNs != 0 || s.UsedBytes != 0 || s.ReservedBytes != nil {
+		t.Errorf("sample %+v, want cuda:1 capacity 1000 at 0", s)
+	}
+	p := AnalyzeMemory(doc)
+	for _, d := range p.ByDevice {
+		want := map[string]uint64{"cuda:0": 0, "cuda:1": 1000}[d.Device]
+		if d.CapacityBytes != want {
+			t.Errorf("%s: capacity %d, want %d", d.Device, d.CapacityBytes, want)
+		}
+	}
+}
+
+// TestChromeUnknownCapacity checks that totals on a device of unknown
+// capacity do not make the analysis take the peak total for its capacity.
+func TestChromeUnknownCapacity(t *testing.T) {
+	data := `[{"name":"[memory]","ph":"i","ts":5,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":0,"Device Id":-1,"Total Allocated":100}},
+	{"name":"[memory]","ph":"i","ts":6,"pid":1,"tid":1,"args":{"Bytes":-100,"Device Type":0,"Device Id":-1,"Total Allocated":0}}]`
+	p := AnalyzeMemory(mustReadChrome(t, []byte(data)))
+	if len(p.ByDevice) != 1 || p.ByDevice[0].CapacityBytes != 0 {
+		t.Errorf("by_device %+v, want cpu with capacity 0 (unknown)", p.ByDevice)
+	}
+	for _, tp := range p.Timeline {
+		if tp.FreeBytes != 0 {
+			t.Errorf("point %+v: free bytes with an unknown capacity", tp)
+		}
+	}
+}
+
+func TestChromeDeviceNames(t *testing.T) {
+	for _, tc := range []struct {
+		typ, id int64
+		want    string
+	}{
+		{0, -1, "cpu"}, {0, 0, "cpu"}, {1, 0, "cuda:0"}, {1, 7, "cuda:7"}, {6, 1, "hip:1"}, {8, 0, "maia:0"},
+		{9, 2, "xla:2"}, {12, 0, "xpu:0"}, {13, 0, "mps:0"}, {13, -1, "mps"}, {14, 0, "meta:0"},
+		{15, 3, "hpu:3"}, {19, 0, "mtia:0"}, {20, 1, "privateuseone:1"}, {21, 0, "device21:0"},
+		{-3, 0, "device-3:0"}, {99, -1, "device99"},
+	} {
+		if got := chromeDeviceName(tc.typ, tc.id); got != tc.want {
+			t.Errorf("chromeDeviceName(%d, %d) = %q, want %q", tc.typ, tc.id, got, tc.want)
+		}
+	}
+}
+
+// refDecimal is the slow reference of parseDecimal: exact rational
+// arithmetic, truncated toward zero.
+func refDecimal(s string, scale int) (int64, bool, bool) {
+	if s == "" || strings.ContainsAny(s, " _xX") || strings.HasPrefix(s, ".") || strings.Contains(s, "e.") {
+		return 0, false, false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, false, false
+	}
+	r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+	q := new(big.Int).Quo(r.Num(), r.Denom())
+	if !q.IsInt64() {
+		return 0, false, false
+	}
+	exact := new(big.Int).Rem(r.Num(), r.Denom()).Sign() == 0
+	return q.Int64(), exact, true
+}
+
+func TestChromeParseDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		name, in      string
+		scale         int
+		want          int64
+		exact, wantOK bool
+	}{
+		{"integer µs", "1700000000123456", 3, 1700000000123456000, true, true},
+		{"fraction to ns", "1700000000123456.789", 3, 1700000000123456789, true, true},
+		{"short fraction", "12.5", 3, 12500, true, true},
+		{"sub-ns digits truncate", "1.23456", 3, 1234, false, true},
+		{"exponent", "1.5e3", 3, 1500000, true, true},
+		{"negative exponent", "15E-1", 3, 1500, true, true},
+		{"negative", "-2.5", 3, -2500, true, true},
+		{"zero", "0", 3, 0, true, true},
+		{"trailing zeros of fraction", "7.000000000000000000000000", 0, 7, true, true},
+		{"many digits", "123456789012345678901234567890e-20", 0, 1234567890, false, true},
+		{"overflow", "9300000000000000", 3, 0, false, false},
+		{"int64 max", "9223372036854775807", 0, math.MaxInt64, true, true},
+		{"int64 min", "-9223372036854775808", 0, math.MinInt64, true, true},
+		{"beyond int64", "9223372036854775808", 0, 0, false, false},
+		{"not a number", "abc", 3, 0, false, false},
+		{"empty", "", 3, 0, false, false},
+		{"dot only", ".", 3, 0, false, false},
+		{"dangling exponent", "1e", 3, 0, false, false},
+	} {
+		v, exact, ok := parseDecimal([]byte(tc.in), tc.scale)
+		if ok != tc.wantOK || (ok && (v != tc.want || exact != tc.exact)) {
+			t.Errorf("%s: parseDecimal(%q, %d) = %d, %v, %v; want %d, %v, %v", tc.name, tc.in, tc.scale, v, exact, ok, tc.want, tc.exact, tc.wantOK)
+		}
+	}
+	// Against the rational reference on random decimals.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		if rng.IntN(4) == 0 {
+			b.WriteByte('-')
+		}
+		b.WriteString(strconv.FormatUint(rng.Uint64()>>rng.UintN(64), 10))
+		if rng.IntN(2) == 0 {
+			b.WriteByte('.')
+			for range 1 + rng.IntN(12) {
+				b.WriteByte(byte('0' + rng.IntN(10)))
+			}
+		}
+		if rng.IntN(4) == 0 {
+			fmt.Fprintf(&b, "e%d", rng.IntN(30)-15)
+		}
+		s, scale := b.String(), rng.IntN(4)
+		v, exact, ok := parseDecimal([]byte(s), scale)
+		rv, rexact, rok := refDecimal(s, scale)
+		if ok != rok || (ok && (v != rv || exact != rexact)) {
+			t.Fatalf("parseDecimal(%q, %d) = %d, %v, %v; reference %d, %v, %v", s, scale, v, exact, ok, rv, rexact, rok)
+		}
+	}
+}
+
+// memEvent renders one [memory] event.
+func memEvent(ts string, bytes int64, typ, id int, extra string) string {
+	return fmt.Sprintf(`{"name":"[memory]","ph":"i","ts":%s,"pid":1,"tid":1,"args":{"Bytes":%d,"Device Type":%d,"Device Id":%d%s}}`, ts, bytes, typ, id, extra)
+}
+
+func TestChromeErrors(t *testing.T) {
+	ok := memEvent("1", 8, 1, 0, "")
+	for _, tc := range []struct {
+		name, reason, in string
+		is               error  // a sentinel the error must wrap, or nil
+		msg              string // a part of the message
+		kind             string // ParseError.Kind
+	}{
+		{"empty", "no bytes at all", "", ErrEmptyTrace, "empty input", ""},
+		{"white space", "white space only", " \n\t", ErrEmptyTrace, "empty input", ""},
+		{"not JSON", "text", "hello", ErrUnknownFormat, "not a Chrome trace: not JSON", ""},
+		{"number", "a JSON number", "42", ErrUnknownFormat, "neither an array of events nor an object with traceEvents", ""},
+		{"object without events", "a candle document", `{"schema":"candle-graph/trace/6","memory":[]}`, ErrUnknownFormat, "without traceEvents", ""},
+		{"traceEvents not array", "wrong type", `{"traceEvents":{}}`, ErrUnknownFormat, "traceEvents is not an array", ""},
+		{"event not object", "an array of numbers", `[` + ok + `,3]`, nil, "an event is a JSON number, not an object", "traceEvents[1]"},
+		{"Bytes string", "Bytes must be numeric", `[` + ok + `,` + ok + `,` + ok + `,` + strings.Replace(ok, `"Bytes":8`, `"Bytes":"8"`, 1) + `]`, nil, "[memory]: Bytes is not an integer", "traceEvents[3]"},
+		{"Bytes fraction", "Bytes must be an integer", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":8.5`, 1) + `]`, nil, "[memory]: Bytes is not an integer", "traceEvents[0]"},
+		{"Bytes missing", "Bytes is required", `[` + strings.Replace(ok, `"Bytes":8,`, ``, 1) + `]`, nil, "[memory]: Bytes is missing", "traceEvents[0]"},
+		{"Device Type missing", "the device is required", `[` + strings.Replace(ok, `"Device Type":1,`, ``, 1) + `]`, nil, "[memory]: Device Type is missing", "traceEvents[0]"},
+		{"Device Id null", "the device is required", `[` + strings.Replace(ok, `"Device Id":0`, `"Device Id":null`, 1) + `]`, nil, "[memory]: Device Id is not an integer", "traceEvents[0]"},
+		{"args missing", "no args at all", `[{"name":"[memory]","ph":"i","ts":1,"pid":1,"tid":1}]`, nil, "[memory]: Bytes is missing", "traceEvents[0]"},
+		{"ts missing", "a memory event needs a time", `[{"name":"[memory]","ph":"i","pid":1,"tid":1,"args":{"Bytes":1,"Device Type":1,"Device Id":0}}]`, nil, "[memory]: ts is missing or not a number", "traceEvents[0]"},
+		{"ts garbage", "a time that is not a number", `[` + memEvent(`"soon"`, 1, 1, 0, "") + `]`, nil, "[memory]: ts is missing or not a number", "traceEvents[0]"},
+		{"Addr bad", "a present Addr must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0xZZ"`) + `]`, nil, "[memory]: Addr is not an integer", "traceEvents[0]"},
+		{"Total Allocated bad", "a present total must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":true`) + `]`, nil, "[memory]: Total Allocated is not an integer", "traceEvents[0]"},
+		{"OOM Bytes bad", "OOM events have the same args", `[{"name":"[OutOfMemory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":[],"Device Type":1,"Device Id":0}}]`, nil, "[OutOfMemory]: Bytes is not an integer", "traceEvents[0]"},
+		{"op without ts", "a host op needs a time", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","dur":3,"pid":1,"tid":1}]`, nil, "aten::mm: ts is not a number", "traceEvents[0]"},
+		{"op bad dur", "a host op's dur must be a number", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":"x","pid":1,"tid":1}]`, nil, "aten::mm: dur is not a number", "traceEvents[0]"},
+		{"truncated", "the input ends inside an event", `[` + ok + `,{"name":"[memory]","ts":`, io.ErrUnexpectedEOF, "unexpected end of input", "traceEvents[1]"},
+		{"syntax error", "bad JSON inside an event", `[` + ok + `,` + ok + `,{"name" 1}]`, nil, "invalid JSON", "traceEvents[2]"},
+		{"data after", "a second value", `[] []`, nil, "data after the trace", ""},
+		{"deviceProperties bad", "a capacity that is not an integer", `{"deviceProperties":[{"id":0,"totalGlobalMem":"lots"}],"traceEvents":[]}`, nil, "totalGlobalMem is not a non-negative integer", "deviceProperties[0]"},
+		{"corrupt gzip", "a gzip stream that breaks", string(corruptGzip(t)), gzip.ErrChecksum, "read: gzip: invalid checksum", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := ReadChromeTrace(strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatalf("%s: no error, doc %+v", tc.reason, doc)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%s: %v is not a *ParseError", tc.reason, err)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("%s: %v does not wrap %v", tc.reason, err, tc.is)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("%s: error %q does not say %q", tc.reason, err, tc.msg)
+			}
+			if pe.Kind != tc.kind {
+				t.Errorf("%s: error %q: kind %q, want %q", tc.reason, err, pe.Kind, tc.kind)
+			}
+		})
+	}
+}
+
+// corruptGzip returns a gzip stream whose checksum is wrong.
+func corruptGzip(t testing.TB) []byte {
+	z := gzipBytes(t, []byte(`[`+memEvent("1", 8, 1, 0, "")+`]`))
+	z[len(z)-8] ^= 0xff // the CRC-32 of the trailer
+	return z
+}
+
+// TestChromeErrorOffset checks that an event's error names its byte offset.
+func TestChromeErrorOffset(t *testing.T) {
+	ok := memEvent("1", 8, 1, 0, "")
+	bad := strings.Replace(ok, `"Bytes":8`, `"Bytes":true`, 1)
+	in := "[\n" + ok + ",\n" + bad + "\n]"
+	_, err := ReadChromeTrace(strings.NewReader(in))
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		t.Fatalf("%v is not a *ParseError", err)
+	}
+	if want := int64(strings.Index(in, bad)); pe.Offset != want {
+		t.Errorf("offset %d, want %d (%v)", pe.Offset, want, err)
+	}
+}
+
+// refSpan is a span of the slow attribution reference.
+type refSpan struct {
+	start, end int64
+	file       int
+}
+
+// TestChromeSpanAttribution compares the one-pass nesting and attribution
+// with a slow reference on random nested span trees: a span's parent is the
+// last span before it (by start, longer first, file order) that contains
+// it; an event's span is the last span (same order) that contains its ts.
+func TestChromeSpanAttribution(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for iter := range 300 {
+		var spans []refSpan
+		var gen func(lo, hi int64, depth int)
+		gen = func(lo, hi int64, depth int) {
+			t := lo
+			for t < hi && depth < 5 && rng.IntN(3) != 0 {
+				s := min(t+int64(rng.IntN(3)), hi)
+				e := min(s+int64(rng.IntN(int(hi-s)+1)), hi)
+				spans = append(spans, refSpan{s, e, 0})
+				if rng.IntN(8) == 0 { // an identical twin: nested by file order
+					spans = append(spans, refSpan{s, e, 0})
+				}
+				gen(s, e, depth+1)
+				t = e // siblings may touch
+			}
+		}
+		gen(0, 60, 0)
+		rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+		var evs []int64
+		for range 1 + rng.IntN(30) {
+			evs = append(evs, int64(rng.IntN(64)))
+		}
+		var b strings.Builder
+		b.WriteString("[")
+		for i, s := range spans {
+			spans[i].file = i
+			fmt.Fprintf(&b, `{"name":"s%d","ph":"X","cat":"cpu_op","ts":%d,"dur":%d,"pid":1,"tid":1},`, i, s.start, s.end-s.start)
+		}
+		for i, ts := range evs {
+			fmt.Fprintf(&b, `{"name":"[memory]","ph":"i","ts":%d,"pid":1,"tid":1,"args":{"Bytes":%d,"Device Type":1,"Device Id":0}},`, ts, i+1)
+		}
+		// An anchor at -1 so that times are not rebased.
+		b.WriteString(`{"name":"[memory]","ph":"i","ts":-1,"pid":1,"tid":2,"args":{"Bytes":1,"Device Type":1,"Device Id":0}}]`)
+		doc := mustReadChrome(t, []byte(b.String()))
+
+		order := slices.Clone(spans)
+		slices.SortStableFunc(order, func(a, b refSpan) int {
+			if a.start != b.start {
+				return int(a.start - b.start)
+			}
+			return int(b.end - a.end)
+		})
+		pos := make(map[int]int) // file index → position in order
+		for i, s := range order {
+			pos[s.file] = i
+		}
+		name := func(file int) string { return "s" + strconv.Itoa(file) }
+		byName := make(map[string]Span)
+		for _, s := range doc.Spans {
+			byName[s.Name] = s
+		}
+		idName := make(map[string]string)
+		for _, s := range doc.Spans {
+			idName[s.ID] = s.Name
+		}
+		for _, s := range order {
+			want := ""
+			for j := pos[s.file] - 1; j >= 0; j-- {
+				if o := order[j]; o.start <= s.start && s.end <= o.end {
+					want = name(o.file)
+					break
+				}
+			}
+			if got := idName[byName[name(s.file)].ParentID]; got != want {
+				t.Fatalf("iter %d: span %s [%d,%d]: parent %q, want %q", iter, name(s.file), s.start, s.end, got, want)
+			}
+		}
+		for _, m := range doc.Memory {
+			if m.Bytes == 1 {
+				continue // the anchor
+			}
+			ts := int64(m.TimestampNs) - 1000 // rebased on the anchor at -1 µs
+			want := ""
+			for j := len(order) - 1; j >= 0; j-- {
+				if o := order[j]; o.start*1000 <= ts && ts <= o.end*1000 {
+					want = name(o.file)
+					break
+				}
+			}
+			got := idName[m.SpanID]
+			if want == "" {
+				want = "thread 1/1"
+			}
+			if got != want {
+				t.Fatalf("iter %d: event at %d: span %q, want %q", iter, ts, got, want)
+			}
+		}
+	}
+}
+
+// allocatorTrace renders a random allocator history as a Chrome trace:
+// blocks live before the trace (some freed during it), allocations at
+// reused addresses, equal timestamps, three devices, with the allocator's
+// Total Allocated after every event. It returns the trace, and per device
+// the totals in time order (ties in file order) of the events that are
+// allocations or frees.
+func allocatorTrace(rng *rand.Rand, withAddr bool) ([]byte, map[string][]uint64) {
+	type dev struct {
+		typ, id int
+		name    string
+	}
+	devs := []dev{{1, 0, "cuda:0"}, {0, -1, "cpu"}, {1, 1, "cuda:1"}}
+	type blk struct {
+		addr uint64
+		size int64
+	}
+	live := make([][]blk, len(devs))
+	total := make([]int64, len(devs))
+	nextAddr := uint64(0x7f0000000000)
+	var freeAddrs []uint64
+	newAddr := func() uint64 {
+		if len(freeAddrs) > 0 && rng.IntN(2) == 0 {
+			i := rng.IntN(len(freeAddrs))
+			a := freeAddrs[i]
+			freeAddrs = slices.Delete(freeAddrs, i, i+1)
+			return a
+		}
+		nextAddr += 512
+		return nextAddr
+	}
+	sizes := []int64{512, 1024, 1024, 4096, 1 << 20}
+	for d := range devs {
+		for range rng.IntN(4) {
+			b := blk{newAddr(), sizes[rng.IntN(len(sizes))]}
+			live[d] = append(live[d], b)
+			total[d] += b.size
+		}
+	}
+	totals := make(map[string][]uint64)
+	var buf strings.Builder
+	buf.WriteString(`{"traceEvents":[`)
+	ts := int64(1_700_000_000_000_000) // ns
+	n := 5 + rng.IntN(60)
+	for i := range n {
+		if rng.IntN(3) != 0 {
+			ts += int64(rng.IntN(5000))
+		}
+		d := rng.IntN(len(devs))
+		var b blk
+		var bytes int64
+		if len(live[d]) > 0 && rng.IntN(2) == 0 {
+			j := rng.IntN(len(live[d]))
+			b = live[d][j]
+			live[d] = slices.Delete(live[d], j, j+1)
+			freeAddrs = append(freeAddrs, b.addr)
+			bytes = -b.size
+		} else {
+			b = blk{newAddr(), sizes[rng.IntN(len(sizes))]}
+			live[d] = append(live[d], b)
+			bytes = b.size
+		}
+		total[d] += bytes
+		totals[devs[d].name] = append(totals[devs[d].name], uint64(total[d]))
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		addr := ""
+		if withAddr {
+			addr = fmt.Sprintf(`,"Addr":%d`, b.addr)
+		}
+		fmt.Fprintf(&buf, `{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":%d.%03d,"args":{"Total Reserved":%d,"Total Allocated":%d,"Bytes":%d%s,"Device Id":%d,"Device Type":%d}}`,
+			ts/1000, ts%1000, total[d]+4096, total[d], bytes, addr, devs[d].id, devs[d].typ)
+	}
+	buf.WriteString(`]}`)
+	return []byte(buf.String()), totals
+}
+
+// checkTotals checks the Total Allocated rule: the analysis' live bytes
+// after every imported event equal its Total Allocated; the only other
+// points are the baselines, placed first on their device.
+func checkTotals(t *testing.T, doc *TraceDocument, totals map[string][]uint64) {
+	t.Helper()
+	p := AnalyzeMemory(doc)
+	if len(p.Timeline) != len(doc.Memory) {
+		t.Fatalf("%d points for %d events", len(p.Timeline), len(doc.Memory))
+	}
+	got := make(map[string][]uint64)
+	for i, tp := range p.Timeline {
+		ev := &doc.Memory[i]
+		if ev.Device != tp.Device || ev.TimestampNs != tp.TimestampNs {
+			t.Fatalf("point %d %+v is not the one of event %+v", i, tp, ev)
+		}
+		if strings.HasSuffix(ev.TensorID, "#baseline") {
+			if len(got[tp.Device]) != 0 {
+				t.Fatalf("baseline of %s after its first event", tp.Device)
+			}
+			continue
+		}
+		got[tp.Device] = append(got[tp.Device], tp.LiveBytes)
+	}
+	if d := cmp.Diff(totals, got); d != "" {
+		t.Fatalf("live bytes after each event != Total Allocated (-total +live):\n%s", d)
+	}
+}
+
+func TestChromeTotalAllocatedFixture(t *testing.T) {
+	_, trace := chromeFixture(t, "addr")
+	var obj struct {
+		TraceEvents []struct {
+			Name string
+			Ts   json.Number
+			Args struct {
+				Bytes      int64
+				Total      *uint64 `json:"Total Allocated"`
+				DeviceType int     `json:"Device Type"`
+				DeviceID   int     `json:"Device Id"`
+			}
+		}
+	}
+	if err := json.Unmarshal(trace, &obj); err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		ts    float64
+		dev   string
+		total uint64
+	}
+	var evs []ev
+	for _, e := range obj.TraceEvents {
+		if e.Name != "[memory]" || e.Args.Bytes == 0 {
+			continue
+		}
+		f, _ := e.Ts.Float64()
+		evs = append(evs, ev{f, chromeDeviceName(int64(e.Args.DeviceType), int64(e.Args.DeviceID)), *e.Args.Total})
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int { return int(a.ts - b.ts) })
+	totals := make(map[string][]uint64)
+	for _, e := range evs {
+		totals[e.dev] = append(totals[e.dev], e.total)
+	}
+	checkTotals(t, mustReadChrome(t, trace), totals)
+}
+
+// TestChromeTotalAllocatedRandom checks the Total Allocated rule on every
+// event of random allocator histories, in both forms, and that the
+// baseline is as small as the trace allows: pre-existing frees are counted
+// as such and the never-freed rest is one allocation.
+func TestChromeTotalAllocatedRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 500
+	if testing.Short() {
+		n = 100
+	}
+	for i := range n {
+		withAddr := i%2 == 0
+		data, totals := allocatorTrace(rng, withAddr)
+		doc, err := ReadChromeTrace(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("trace %d: %v\n%s", i, err, data)
+		}
+		t.Run("", func(t *testing.T) {
+			defer func() {
+				if t.Failed() {
+					t.Logf("trace (addr %v):\n%s", withAddr, data)
+				}
+			}()
+			checkTotals(t, doc, totals)
+			if doc.Run.Tags["total_allocated_mismatches"] != "" {
+				t.Errorf("mismatches reported on a consistent trace")
+			}
+		})
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// TestChromeTotalAllocatedMismatch checks that an inconsistent trace is
+// flagged instead of silently disagreeing with its totals.
+func TestChromeTotalAllocatedMismatch(t *testing.T) {
+	in := `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 100, 1, 0, `,"Total Allocated":500`) + `]`
+	doc := mustReadChrome(t, []byte(in))
+	if got := doc.Run.Tags["total_allocated_mismatches"]; got != "1" {
+		t.Errorf("total_allocated_mismatches = %q, want 1", got)
+	}
+}
+
+// TestChromeRunPhase checks that phase is train only with a backward span.
+func TestChromeRunPhase(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, span string
+		want               Phase
+	}{
+		{"infer", "no backward span", "aten::mm", PhaseInfer},
+		{"Backward0", "a backward node", "MmBackward0", PhaseTrain},
+		{"Backward1", "a backward node", "SomeBackward1", PhaseTrain},
+		{"engine", "the autograd engine", "autograd::engine::evaluate_function: MmBackward0", PhaseTrain},
+		{"optimizer", "optimizer alone is not train", "Optimizer.step#Adam.step", PhaseInfer},
+	} {
+		in := fmt.Sprintf(`[{"name":%q,"ph":"X","cat":"cpu_op","ts":1,"dur":5,"pid":1,"tid":1}]`, tc.span)
+		if got := mustReadChrome(t, []byte(in)).Run.Phase; got != tc.want {
+			t.Errorf("%s (%s): phase %v, want %v", tc.name, tc.reason, got, tc.want)
+		}
+	}
+}
+
+// FuzzReadChromeTrace checks that no input makes ReadChromeTrace panic,
+// that errors are *ParseError or wrap an I/O error, and that every accepted
+// document is valid and analyzable with live bytes that agree with the
+// document's events.
+func FuzzReadChromeTrace(f *testing.F) {
+	for _, name := range []string{"addr", "noaddr"} {
+		_, trace := chromeFixture(f, name)
+		f.Add(trace)
+	}
+	f.Add([]byte(`[` + memEvent("1.5", -8, 1, 0, `,"Addr":4096,"Total Allocated":0`) + `]`))
+	f.Add([]byte(`{"traceEvents":[{"name":"a","ph":"X","cat":"cpu_op","ts":"1e3","dur":-1,"pid":"p","tid":2}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := ReadChromeTrace(bytes.NewReader(data))
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "gzip") {
+				t.Fatalf("error %v (%T) is not a *ParseError", err, err)
+			}
+			return
+		}
+		if err := doc.Validate(); err != nil {
+			t.Fatalf("invalid document: %v", err)
+		}
+		if !slices.IsSortedFunc(doc.Memory, func(a, b MemoryEvent) int { return cmpU64(a.TimestampNs, b.TimestampNs) }) {
+			t.Fatalf("memory not in time order")
+		}
+		ids := make(map[string]bool)
+		for _, s := range doc.Spans {
+			ids[s.ID] = true
+		}
+		for _, m := range doc.Memory {
+			if !ids[m.SpanID] {
+				t.Fatalf("event %+v names an unknown span", m)
+			}
+			if m.Bytes == 0 {
+				t.Fatalf("0-byte event %+v", m)
+			}
+		}
+		p := AnalyzeMemory(doc)
+		if len(p.Timeline) != len(doc.Memory) {
+			t.Fatalf("%d points for %d events", len(p.Timeline), len(doc.Memory))
+		}
+	})
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
