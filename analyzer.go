@@ -56,12 +56,13 @@ type Analyzer struct {
 	tensors   map[string]int32 // live tensor id → slot
 	freed     map[uint64]struct{}
 
-	spans  []spanState
-	spanID map[string]int32
-	ends   endHeap // closed spans whose residual is not measured yet
+	spans     []spanState
+	spanID    map[string]int32
+	freeSpans []int32 // slots of forgotten spans (SkipNodeMetrics)
+	ends      endHeap // closed spans whose residual is not measured yet
 
 	ops     []opState
-	opCount map[string]int // ops seen per span id, for op indices
+	opCount map[string]int32 // ops seen per unknown span id, for op indices
 
 	seq     uint64 // memory events replayed
 	lastTs  uint64
@@ -105,25 +106,26 @@ type spanState struct {
 	id       string
 	parent   int32 // -1 for a root
 	step     Step  // own step, or the nearest ancestor's
+	closed   bool
+	done     bool  // residual measured
+	opCount  int32 // ops added with this span id
+	firstOp  int32 // first op with an output tensor to measure at the end, -1 for none
 	start    uint64
 	end      uint64
-	closed   bool
-	done     bool   // residual measured
 	own      uint64 // bytes of the span's own ops
 	cur      uint64 // bytes live that the subtree allocated
 	peak     uint64
 	residual uint64
-	ops      []int32 // indices into Analyzer.ops with an output tensor
 }
 
 type opState struct {
-	span     int32 // -1: unknown span
-	spanID   string
-	index    int
-	bytes    uint64
-	output   string
-	residual uint64
+	index    int32
+	next     int32 // next op of the span to measure, -1 for none
 	measured bool
+	spanID   string
+	output   string
+	bytes    uint64
+	residual uint64
 }
 
 // NewAnalyzer returns an Analyzer with the given options. Invalid options
@@ -135,7 +137,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		tensors:  make(map[string]int32),
 		freed:    make(map[uint64]struct{}),
 		spanID:   make(map[string]int32),
-		opCount:  make(map[string]int),
+		opCount:  make(map[string]int32),
 	}
 	a.err = opts.check()
 	return a
@@ -179,16 +181,23 @@ func (a *Analyzer) AddSpan(s *Span) error {
 	if _, dup := a.spanID[s.ID]; dup {
 		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
 	}
-	st := spanState{id: s.ID, parent: -1, step: s.Step, start: s.StartNs}
+	st := spanState{id: s.ID, parent: -1, step: s.Step, start: s.StartNs, firstOp: -1}
 	if p, ok := a.spanID[s.ParentID]; ok && s.ParentID != "" {
 		st.parent = p
 		if st.step == StepNone {
 			st.step = a.spans[p].step
 		}
 	}
-	i := int32(len(a.spans))
+	var i int32
+	if n := len(a.freeSpans); n > 0 {
+		i = a.freeSpans[n-1]
+		a.freeSpans = a.freeSpans[:n-1]
+		a.spans[i] = st
+	} else {
+		i = int32(len(a.spans))
+		a.spans = append(a.spans, st)
+	}
 	a.spanID[s.ID] = i
-	a.spans = append(a.spans, st)
 	if s.Closed {
 		a.close(i, s.DurationNs)
 	}
@@ -221,28 +230,31 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 // AddOp registers an op. Its index is its position among the ops added with
 // the same span id. Ops of 0 bytes are counted for the index but get no node.
 func (a *Analyzer) AddOp(op *Op) error {
-	if a.err != nil {
+	if a.err != nil || a.opts.SkipNodeMetrics {
 		return a.err
 	}
-	index := a.opCount[op.SpanID]
-	a.opCount[op.SpanID] = index + 1
+	span, known := a.spanID[op.SpanID]
+	var index int32
+	if known {
+		index = a.spans[span].opCount
+		a.spans[span].opCount++
+	} else {
+		index = a.opCount[op.SpanID]
+		a.opCount[op.SpanID] = index + 1
+	}
 	bytes := op.Bytes()
 	if bytes == 0 {
 		return nil
 	}
-	span, ok := a.spanID[op.SpanID]
-	if !ok {
-		span = -1
-	}
-	o := opState{span: span, spanID: op.SpanID, index: index, bytes: bytes, output: op.Output}
-	if span >= 0 {
+	o := opState{spanID: op.SpanID, index: index, bytes: bytes, output: op.Output, next: -1}
+	if known {
 		s := &a.spans[span]
 		s.own = addSat(s.own, bytes)
 		if op.Output != "" {
 			if s.done { // the span was measured already: measure the op now
 				o.residual, o.measured = a.liveBytes(op.Output), true
 			} else {
-				s.ops = append(s.ops, int32(len(a.ops)))
+				o.next, s.firstOp = s.firstOp, int32(len(a.ops))
 			}
 		}
 	}
@@ -309,6 +321,9 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 		d.live = addSat64(d.live, toInt64(ev.Bytes))
 		d.cats[ev.Category] = addSat64(d.cats[ev.Category], toInt64(ev.Bytes))
 		d.seen = d.seen.With(ev.Category)
+		if a.opts.SkipNodeMetrics {
+			span = -1 // no subtree accounting
+		}
 		a.spanAdd(span, ev.Bytes)
 		a.tensors[ev.TensorID] = a.newSlot(liveAlloc{ev: *ev, dev: dev, span: span, seq: a.seq, inUse: true})
 	} else {
@@ -403,13 +418,20 @@ func (a *Analyzer) closeSpansBefore(ts uint64) {
 
 func (a *Analyzer) measure(i int32) {
 	s := &a.spans[i]
+	if a.opts.SkipNodeMetrics {
+		// Forget the span: only open spans are kept.
+		delete(a.spanID, s.id)
+		*s = spanState{}
+		a.freeSpans = append(a.freeSpans, i)
+		return
+	}
 	s.done = true
 	s.residual = s.cur
-	for _, o := range s.ops {
+	for o := s.firstOp; o >= 0; o = a.ops[o].next {
 		op := &a.ops[o]
 		op.residual, op.measured = a.liveBytes(op.output), true
 	}
-	s.ops = nil
+	s.firstOp = -1
 }
 
 // liveBytes returns the bytes of the live allocation of tensor id, or 0.
@@ -566,6 +588,9 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 // "{span}/op/{index}". Spans still open are measured as if the trace ended
 // now. The map is the caller's.
 func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetrics {
+	if a.opts.SkipNodeMetrics {
+		return nil
+	}
 	out := make(map[string]NodeMetrics, len(a.spans)+len(a.ops))
 	static := a.seq == 0
 	peaks := make([]uint64, len(a.spans))
@@ -594,9 +619,9 @@ func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetric
 	}
 	for i := range a.ops {
 		o := &a.ops[i]
-		id, ok := opNodeIDs[OpKey{SpanID: o.spanID, Index: o.index}]
+		id, ok := opNodeIDs[OpKey{SpanID: o.spanID, Index: int(o.index)}]
 		if !ok {
-			id = o.spanID + "/op/" + strconv.Itoa(o.index)
+			id = o.spanID + "/op/" + strconv.Itoa(int(o.index))
 		}
 		res := o.residual
 		if !o.measured {

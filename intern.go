@@ -7,9 +7,14 @@ package tracemem
 // "cuda:0". Lookups of a string already seen do not allocate. It is not safe
 // for concurrent use; the values it returns are immutable and may be kept
 // after the interner is dropped.
+//
+// With a limit, each table is emptied when it grows past limit entries, so a
+// stream of unique ids (tensor ids) does not grow it without bound; values
+// handed out stay valid.
 type interner struct {
 	strs   map[string]string
 	shapes map[string][]uint64 // keyed by the shape's raw JSON text
+	limit  int                 // 0: no limit
 }
 
 func newInterner() *interner {
@@ -28,6 +33,9 @@ func (in *interner) bytes(b []byte) string {
 		return ""
 	}
 	s := string(b)
+	if in.limit > 0 && len(in.strs) >= in.limit {
+		clear(in.strs)
+	}
 	in.strs[s] = s
 	return s
 }
@@ -42,6 +50,9 @@ func (in *interner) shape(raw []byte, parse func([]byte) ([]uint64, error)) ([]u
 	s, err := parse(raw)
 	if err != nil {
 		return nil, err
+	}
+	if in.limit > 0 && len(in.shapes) >= in.limit {
+		clear(in.shapes)
 	}
 	in.shapes[string(raw)] = s
 	return s, nil

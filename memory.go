@@ -14,6 +14,16 @@ type Options struct {
 	// MaxTimelinePoints bounds the timeline points kept per device; 0 keeps
 	// one point per memory event. See Analyze for the downsampling rule.
 	MaxTimelinePoints int
+
+	// SkipNodeMetrics drops the per-span and per-op bookkeeping of node
+	// metrics: Analyzer.NodeMetrics then returns nil (so do AnalyzeStream's
+	// node metrics), and a span is remembered only until it ends, so that
+	// the memory of a streamed analysis stays bounded by what is live and the
+	// timeline points kept. The profile is the same for a trace whose memory
+	// events fall inside the spans they name; an event naming a span that
+	// already ended (or whose parent had ended when it started) may lose
+	// the step it would inherit, which only autograd_retained_bytes uses.
+	SkipNodeMetrics bool
 }
 
 // MemoryProfile is what a trace's memory events say about memory over time.

@@ -1,0 +1,288 @@
+// stream_test.go tests AnalyzeStream: the same answers as the in-memory path, chunked input, errors, and bounded memory.
+
+package tracemem
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tracemem/tracemem/internal/gen"
+)
+
+func genTrace(t testing.TB, cfg gen.Config) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := gen.Write(&b, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// checkSameAnswers checks that the JSONL trace gives the same profile and
+// node metrics through AnalyzeStream, through an Analyzer fed the records
+// one by one, and through ReadTrace + Analyze + NodeMemoryMetrics.
+func checkSameAnswers(t *testing.T, name string, trace []byte, opts Options) {
+	t.Helper()
+	doc, err := ReadTrace(bytes.NewReader(trace))
+	if err != nil {
+		t.Fatalf("%s: ReadTrace: %v", name, err)
+	}
+	want, err := Analyze(doc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNodes := NodeMemoryMetrics(doc, nil)
+
+	got, gotNodes, err := AnalyzeStream(bytes.NewReader(trace), opts)
+	if err != nil {
+		t.Fatalf("%s: AnalyzeStream: %v", name, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("%s: AnalyzeStream profile differs (-Analyze +AnalyzeStream):\n%s", name, diff)
+	}
+	if diff := cmp.Diff(wantNodes, gotNodes); diff != "" {
+		t.Fatalf("%s: AnalyzeStream nodes differ (-NodeMemoryMetrics +AnalyzeStream):\n%s", name, diff)
+	}
+
+	skip := opts
+	skip.SkipNodeMetrics = true
+	got, gotNodes, err = AnalyzeStream(bytes.NewReader(trace), skip)
+	if err != nil {
+		t.Fatalf("%s: AnalyzeStream with SkipNodeMetrics: %v", name, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("%s: SkipNodeMetrics changed the profile (-Analyze +AnalyzeStream):\n%s", name, diff)
+	}
+	if gotNodes != nil {
+		t.Fatalf("%s: SkipNodeMetrics returned %d node metrics, want nil", name, len(gotNodes))
+	}
+
+	a := NewAnalyzer(opts)
+	dec := newRecordDecoder(bytes.NewReader(trace))
+	for {
+		kind, err := dec.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch kind {
+		case recSpanStart:
+			err = a.AddSpan(&dec.span)
+		case recSpanEnd:
+			err = a.EndSpan(dec.spanEnd.ID, dec.spanEnd.DurationNs)
+		case recOp:
+			err = a.AddOp(&dec.op)
+		case recDeviceMemory:
+			err = a.AddDeviceMemory(&dec.devMem)
+		case recMemory:
+			ev := dec.mem // the Analyzer may keep a copy; the decoder reuses its record
+			err = a.Add(&ev)
+		}
+		if err != nil {
+			t.Fatalf("%s: line %d: %v", name, dec.line, err)
+		}
+	}
+	if diff := cmp.Diff(want, a.Profile()); diff != "" {
+		t.Fatalf("%s: Analyzer profile differs (-Analyze +Analyzer):\n%s", name, diff)
+	}
+	if diff := cmp.Diff(wantNodes, a.NodeMetrics(nil)); diff != "" {
+		t.Fatalf("%s: Analyzer nodes differ (-NodeMemoryMetrics +Analyzer):\n%s", name, diff)
+	}
+}
+
+func TestStreamSameAnswersGenerated(t *testing.T) {
+	n := 24
+	if testing.Short() {
+		n = 6
+	}
+	for seed := range n {
+		cfg := gen.Config{
+			Seed:          int64(seed),
+			MemoryEvents:  500 + seed*150,
+			Devices:       1 + seed%3,
+			Anomalies:     seed%2 == 1,
+			UnclosedSpans: seed%4 == 2,
+			SampleEvery:   []int{0, 7, -1}[seed%3],
+		}
+		if seed%5 == 4 {
+			cfg.Anomalies, cfg.SteadyGrowth = false, true
+		}
+		trace := genTrace(t, cfg)
+		for _, opts := range []Options{{}, {MaxTimelinePoints: 1 + seed*7}} {
+			checkSameAnswers(t, fmt.Sprintf("%+v %+v", cfg, opts), trace, opts)
+		}
+	}
+}
+
+// TestStreamSameAnswersRandom runs the random documents of the reference
+// tests through WriteJSONL, made streamable: spans start at 0 (so every
+// span_start comes before the events) and memory is in time order.
+func TestStreamSameAnswersRandom(t *testing.T) {
+	n := 1500
+	if testing.Short() {
+		n = 300
+	}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 5))
+		doc := randomDoc(r)
+		for i := range doc.Spans {
+			doc.Spans[i].StartNs = 0
+		}
+		doc.Memory = refSorted(doc)
+		var b bytes.Buffer
+		if err := doc.WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		checkSameAnswers(t, fmt.Sprintf("seed %d", seed), b.Bytes(), Options{MaxTimelinePoints: r.IntN(5)})
+	}
+}
+
+// chunkReader returns its data in random chunks of 0 to 7 bytes.
+type chunkReader struct {
+	data []byte
+	r    *rand.Rand
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(c.r.IntN(8), len(p), len(c.data))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+func TestStreamTinyChunks(t *testing.T) {
+	trace := genTrace(t, gen.Config{Seed: 3, MemoryEvents: 3000, Devices: 2, Anomalies: true})
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(trace)
+	zw.Close()
+	want, wantNodes, err := AnalyzeStream(bytes.NewReader(trace), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"plain": trace, "gzip": gz.Bytes()} {
+		got, gotNodes, err := AnalyzeStream(&chunkReader{data: data, r: rand.New(rand.NewPCG(1, 2))}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !cmp.Equal(want, got) || !cmp.Equal(wantNodes, gotNodes) {
+			t.Errorf("%s: a reader giving 0-7 bytes at a time changed the answer", name)
+		}
+	}
+}
+
+func TestStreamErrors(t *testing.T) {
+	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}` + "\n"
+	mem := func(ts int, id string) string {
+		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":%q,"span_id":"s","device":"cuda:0","bytes":4,"action":"alloc","shape":[1],"dtype":"f32"}`+"\n", ts, id)
+	}
+	span := `{"kind":"span_start","id":"s","name":"n","start_ns":0,"span_kind":"op","measured":false}` + "\n"
+	trace := genTrace(t, gen.Config{Seed: 1, MemoryEvents: 2000})
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(trace)
+	zw.Close()
+	tests := []struct {
+		name, why, input string
+		is               error
+		msg              string
+	}{
+		{"back-in-time", "a memory record stamped before the previous one is refused, naming its line",
+			meta + mem(10, "a") + "\n" + mem(9, "b"), ErrOutOfOrder, "line 4: memory: memory event goes back in time: timestamp_ns 9 after 10"},
+		{"duplicate-span", "a second span_start of an id", meta + span + span, nil, `line 3: span_start: span "s": duplicate span id`},
+		{"unknown-span-end", "a span_end of a span never started", meta + `{"kind":"span_end","id":"x","duration_ns":1}` + "\n", nil, `line 2: span_end: span "x": end of an unknown span`},
+		{"empty", "no records at all", "", ErrEmptyTrace, ""},
+		{"truncated-gzip", "a gzip stream cut short errors instead of giving the profile of what was read",
+			string(gz.Bytes()[:gz.Len()/2]), io.ErrUnexpectedEOF, ""},
+		{"bad-record", "the decoder's errors come through", meta + `{"kind":"memory","action":"alocate"}`, nil, `line 2: memory`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, nodes, err := AnalyzeStream(strings.NewReader(tt.input), Options{})
+			if err == nil {
+				t.Fatalf("%s: no error", tt.why)
+			}
+			if p != nil || nodes != nil {
+				t.Errorf("%s: a profile came back with the error %v", tt.why, err)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("%s: error %v does not wrap %v", tt.why, err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("%s: error %q does not contain %q", tt.why, err, tt.msg)
+			}
+		})
+	}
+	if _, _, err := AnalyzeStream(strings.NewReader(meta), Options{MaxTimelinePoints: -1}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("negative MaxTimelinePoints: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// heapWatch samples the live heap every few milliseconds until stopped and
+// returns the highest HeapAlloc seen.
+func heapWatch() (stop func() uint64) {
+	done := make(chan struct{})
+	result := make(chan uint64)
+	go func() {
+		var peak uint64
+		var ms runtime.MemStats
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-result }
+}
+
+// TestStreamMemoryBound streams a generated 2M-event trace through a pipe
+// (never held whole) with MaxTimelinePoints 1000 and SkipNodeMetrics, and
+// checks the heap stays under a bound that does not grow with the events:
+// live tensors, open spans, timeline points, and 8 bytes per freed id.
+func TestStreamMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and streams 2M memory events; run without -short")
+	}
+	const events = 2_000_000
+	const bound = 100 << 20
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := gen.Write(pw, gen.Config{Seed: 9, MemoryEvents: events, Devices: 2})
+		pw.CloseWithError(err)
+	}()
+	runtime.GC()
+	stop := heapWatch()
+	p, _, err := AnalyzeStream(pr, Options{MaxTimelinePoints: 1000, SkipNodeMetrics: true})
+	peak := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(p.Timeline); got > 2*1000 {
+		t.Errorf("%d timeline points for 2 devices, want at most 2000", got)
+	}
+	t.Logf("2M events: peak heap %d MiB, %d points", peak>>20, len(p.Timeline))
+	if peak > bound {
+		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, bound>>20)
+	}
+}
