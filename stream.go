@@ -42,18 +42,11 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 		}
 		return a.Profile(), a.NodeMetrics(nil), nil
 	}
-	dec := newRecordDecoder(src)
-	dec.p.in.limit = streamInternLimit
-	if err := streamJSONL(a, dec); err != nil {
+	if err := streamJSONL(a, newRecordDecoder(src)); err != nil {
 		return nil, nil, err
 	}
 	return a.Profile(), a.NodeMetrics(nil), nil
 }
-
-// streamInternLimit bounds the decoder's string tables on the streaming
-// path: enough for the devices, dtypes, op names and the ids of the recent
-// past, without holding every tensor id of the stream.
-const streamInternLimit = 1 << 14
 
 // streamJSONL feeds every record of dec to a.
 func streamJSONL(a *Analyzer, dec *recordDecoder) error {
