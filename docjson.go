@@ -4,6 +4,7 @@ package tracemem
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -205,7 +206,7 @@ func (d *docDecoder) syntax(err error) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			msg = "truncated document: it ends inside a JSON value"
 		}
-		return &ParseError{Offset: se.ByteOffset, Msg: msg, Err: err}
+		return &ParseError{Offset: se.ByteOffset, Msg: msg, Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF

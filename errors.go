@@ -22,6 +22,9 @@ var (
 	// ErrUnsupportedSchema is returned for a schema other than
 	// candle-graph/trace/6 or candle-graph/trace/7.
 	ErrUnsupportedSchema = errors.New("unsupported schema")
+	// ErrInvalidJSON is wrapped by the errors for input that is not valid
+	// JSON (or, in a JSONL stream, not one JSON object a line).
+	ErrInvalidJSON = errors.New("invalid JSON")
 )
 
 // ParseError reports bad input: where it is and what is wrong with it.

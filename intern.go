@@ -2,42 +2,81 @@
 
 package tracemem
 
-// interner hands out one shared copy of each distinct string and shape seen
-// during one read, so that a million records naming "cuda:0" hold one
-// "cuda:0". Lookups of a string already seen do not allocate. It is not safe
-// for concurrent use; the values it returns are immutable and may be kept
-// after the interner is dropped.
+import "hash/maphash"
+
+// interner hands out shared copies of strings and shapes seen during one
+// read, so that a million records naming "cuda:0" hold one "cuda:0".
 //
-// With a limit, each table is emptied when it grows past limit entries, so a
-// stream of unique ids (tensor ids) does not grow it without bound; values
-// handed out stay valid.
+// Strings go through a direct-mapped cache (a hash picks one slot; a hit
+// is a comparison, a miss copies the bytes and takes the slot). Values that
+// recur (devices, dtypes, span ids, op names, a tensor id of an alloc and
+// its free) are shared as long as no other value took their slot in the
+// meantime; the table grows with the number of distinct values up to
+// maxInternSlots, so memory stays bounded and lookups stay in cache even
+// for millions of distinct tensor ids. Lookups do not allocate.
+//
+// Shapes are interned by their raw JSON text in a map (shapes are few; the
+// map is emptied when it reaches the slot bound). limit lowers the bound
+// (the streaming path sets it).
+// It is not safe for concurrent use; the values it returns are immutable
+// and may be kept after the interner is dropped.
 type interner struct {
-	strs   map[string]string
+	seed   maphash.Seed
+	slots  []string
+	misses int
 	shapes map[string][]uint64 // keyed by the shape's raw JSON text
-	limit  int                 // 0: no limit
+	limit  int                 // bound on the string slots and the shape entries; 0: maxInternSlots
 }
+
+const (
+	minInternSlots = 1 << 10
+	maxInternSlots = 1 << 16
+)
 
 func newInterner() *interner {
 	return &interner{
-		strs:   make(map[string]string, 1024),
-		shapes: make(map[string][]uint64, 256),
+		seed:   maphash.MakeSeed(),
+		slots:  make([]string, minInternSlots),
+		shapes: make(map[string][]uint64, 64),
 	}
 }
 
-// bytes returns the interned string equal to b.
+// bytes returns a string equal to b, shared with earlier calls when the
+// cache still holds it.
 func (in *interner) bytes(b []byte) string {
-	if s, ok := in.strs[string(b)]; ok { // no allocation for the lookup
-		return s
-	}
 	if len(b) == 0 {
 		return ""
 	}
-	s := string(b)
-	if in.limit > 0 && len(in.strs) >= in.limit {
-		clear(in.strs)
+	h := maphash.Bytes(in.seed, b)
+	slot := &in.slots[h&uint64(len(in.slots)-1)]
+	if *slot == string(b) { // no allocation for the comparison
+		return *slot
 	}
-	in.strs[s] = s
+	s := string(b)
+	*slot = s
+	if in.misses++; in.misses > 4*len(in.slots) && len(in.slots) < in.maxSlots() {
+		in.grow()
+	}
 	return s
+}
+
+func (in *interner) maxSlots() int {
+	if in.limit > 0 {
+		return in.limit
+	}
+	return maxInternSlots
+}
+
+// grow doubles the table, keeping the cached strings.
+func (in *interner) grow() {
+	old := in.slots
+	in.slots = make([]string, 2*len(old))
+	for _, s := range old {
+		if s != "" {
+			in.slots[maphash.String(in.seed, s)&uint64(len(in.slots)-1)] = s
+		}
+	}
+	in.misses = 0
 }
 
 // shape returns the interned shape for the raw JSON array text raw, calling
@@ -51,8 +90,8 @@ func (in *interner) shape(raw []byte, parse func([]byte) ([]uint64, error)) ([]u
 	if err != nil {
 		return nil, err
 	}
-	if in.limit > 0 && len(in.shapes) >= in.limit {
-		clear(in.shapes)
+	if len(in.shapes) >= in.maxSlots() {
+		clear(in.shapes) // a stream of distinct shapes does not grow the map without bound
 	}
 	in.shapes[string(raw)] = s
 	return s, nil

@@ -5,12 +5,12 @@ package tracemem
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"math"
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -218,9 +218,8 @@ type recordDecoder struct {
 	edge   Edge
 
 	br       *bufio.Reader
-	long     []byte       // holds a line longer than br's buffer
-	lineBuf  bytes.Buffer // the current line, read by dec without copying
-	dec      *jsontext.Decoder
+	long     []byte // holds a line longer than br's buffer
+	scan     lineScanner
 	p        valueParser
 	members  []member
 	metaLine int // line of the meta record; 0 before it
@@ -235,7 +234,6 @@ func newRecordDecoder(r io.Reader) *recordDecoder {
 		p:       valueParser{in: newInterner()},
 		members: make([]member, 0, 16),
 	}
-	d.dec = jsontext.NewDecoder(&d.lineBuf)
 	return d
 }
 
@@ -327,25 +325,34 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // parseLine decodes one non-blank line.
 func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
-	d.lineBuf = *bytes.NewBuffer(line)
-	d.dec.Reset(&d.lineBuf)
-	v, err := d.dec.ReadValue()
-	if err != nil {
-		return recNone, d.syntaxError(err)
+	sc := &d.scan
+	sc.b, sc.errMsg, sc.eol = line, "", false
+	d.members = d.members[:0]
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
+		if end := sc.value(i, 0); end < 0 {
+			return recNone, d.syntaxError()
+		} else {
+			return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(line[i:end])}
+		}
 	}
-	if v[0] != '{' {
-		return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(v)}
+	end := sc.object(i, 1, &d.members)
+	if end < 0 {
+		return recNone, d.syntaxError()
 	}
-	if !isBlank(d.dec.UnreadBuffer()) {
-		return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it"}
+	if !isBlank(line[end:]) {
+		return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
+			strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
 	}
-	d.members = splitObject(v, d.members[:0])
 	var kind recordKind
 	found := false
 	for i := range d.members {
 		m := &d.members[i]
 		if string(m.name) != "kind" {
 			continue
+		}
+		if found {
+			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
 		}
 		found = true
 		if m.val[0] != '"' {
@@ -357,7 +364,6 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 			return recNone, perr
 		}
 		kind = lookupRecordKind(s)
-		break
 	}
 	if !found {
 		return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "missing required field"}
@@ -384,14 +390,13 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	return kind, nil
 }
 
-func (d *recordDecoder) syntaxError(err error) *ParseError {
-	msg := strings.TrimPrefix(err.Error(), "jsontext: ")
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		msg = "truncated record: the line ends inside a JSON value"
-	} else {
-		msg = "invalid JSON: " + msg
+func (d *recordDecoder) syntaxError() *ParseError {
+	sc := &d.scan
+	if sc.eol {
+		return &ParseError{Line: d.line, Msg: "truncated record: the line ends inside a JSON value", Err: ErrInvalidJSON}
 	}
-	return &ParseError{Line: d.line, Msg: msg, Err: err}
+	return &ParseError{Line: d.line, Msg: "invalid JSON at column " + strconv.Itoa(sc.errPos+1) + ": " + sc.errMsg,
+		Err: ErrInvalidJSON}
 }
 
 // recordFields is where valueParser.record puts a record's values; the
@@ -543,7 +548,7 @@ func (p *valueParser) metaField(r *recordFields, name, v []byte, doc bool) (uint
 		run.WarmupSteps, perr = p.u64("warmup_steps", v)
 	case "device":
 		f = fRunDevice
-		run.Device, perr = p.str("device", v)
+		run.Device, perr = p.strC(slotDevice, "device", v)
 	case "timing_mode":
 		f = fTimingMode
 		perr = p.enum("timing_mode", v, &run.TimingMode)
@@ -635,10 +640,10 @@ func (p *valueParser) opField(o *Op, name, v []byte) (uint32, *ParseError) {
 	switch string(name) {
 	case "span_id":
 		f = fRecSpanID
-		o.SpanID, perr = p.str("span_id", v)
+		o.SpanID, perr = p.strC(slotSpanID, "span_id", v)
 	case "op_name":
 		f = fRecOpName
-		o.OpName, perr = p.str("op_name", v)
+		o.OpName, perr = p.strC(slotOpName, "op_name", v)
 	case "inputs":
 		f = fRecInputs
 		o.Inputs, perr = p.strList("inputs", v)
@@ -650,10 +655,10 @@ func (p *valueParser) opField(o *Op, name, v []byte) (uint32, *ParseError) {
 		o.Shape, perr = p.shape("shape", v)
 	case "dtype":
 		f = fRecDType
-		o.DType, perr = p.str("dtype", v)
+		o.DType, perr = p.strC(slotDType, "dtype", v)
 	case "device":
 		f = fRecDevice
-		o.Device, perr = p.str("device", v)
+		o.Device, perr = p.strC(slotDevice, "device", v)
 	case "duration_ns":
 		f = fRecDuration
 		o.DurationNs, perr = p.u64("duration_ns", v)
@@ -678,7 +683,7 @@ func (p *valueParser) tensorField(t *Tensor, name, v []byte) (uint32, *ParseErro
 	switch string(name) {
 	case "span_id":
 		f = fRecSpanID
-		t.SpanID, perr = p.str("span_id", v)
+		t.SpanID, perr = p.strC(slotSpanID, "span_id", v)
 	case "tensor_id":
 		f = fRecTensorID
 		t.TensorID, perr = p.str("tensor_id", v)
@@ -687,10 +692,10 @@ func (p *valueParser) tensorField(t *Tensor, name, v []byte) (uint32, *ParseErro
 		t.Shape, perr = p.shape("shape", v)
 	case "dtype":
 		f = fRecDType
-		t.DType, perr = p.str("dtype", v)
+		t.DType, perr = p.strC(slotDType, "dtype", v)
 	case "device":
 		f = fRecDevice
-		t.Device, perr = p.str("device", v)
+		t.Device, perr = p.strC(slotDevice, "device", v)
 	case "requires_grad":
 		f = fRecRequiresGrad
 		t.RequiresGrad, perr = p.boolean("requires_grad", v)
@@ -718,13 +723,15 @@ func (p *valueParser) memoryField(e *MemoryEvent, name, v []byte) (uint32, *Pars
 		e.TensorID, perr = p.str("tensor_id", v)
 	case "span_id":
 		f = fRecSpanID
-		e.SpanID, perr = p.str("span_id", v)
+		e.SpanID, perr = p.strC(slotSpanID, "span_id", v)
 	case "op_name":
 		f = fRecOpName
-		e.OpName, perr = p.optStr("op_name", v)
+		if v[0] != 'n' {
+			e.OpName, perr = p.strC(slotOpName, "op_name", v)
+		}
 	case "device":
 		f = fRecDevice
-		e.Device, perr = p.str("device", v)
+		e.Device, perr = p.strC(slotDevice, "device", v)
 	case "bytes":
 		f = fRecBytes
 		e.Bytes, perr = p.u64("bytes", v)
@@ -736,7 +743,7 @@ func (p *valueParser) memoryField(e *MemoryEvent, name, v []byte) (uint32, *Pars
 		e.Shape, perr = p.shape("shape", v)
 	case "dtype":
 		f = fRecDType
-		e.DType, perr = p.str("dtype", v)
+		e.DType, perr = p.strC(slotDType, "dtype", v)
 	case "category":
 		f = fRecCategory
 		perr = p.category(v, &e.Category)
@@ -755,7 +762,7 @@ func (p *valueParser) devMemField(s *DeviceMemorySample, name, v []byte) (uint32
 		s.TimestampNs, perr = p.u64("timestamp_ns", v)
 	case "device":
 		f = fRecDevice
-		s.Device, perr = p.str("device", v)
+		s.Device, perr = p.strC(slotDevice, "device", v)
 	case "used_bytes":
 		f = fRecUsed
 		s.UsedBytes, perr = p.u64("used_bytes", v)
@@ -824,6 +831,7 @@ type valueParser struct {
 	in      *interner
 	scratch []byte
 	slab    []uint64 // backing store of storage_bytes-like pointers
+	last    [numSlots]string
 }
 
 // newU64 returns a pointer to a fresh uint64 holding v, carved from a slab
@@ -898,6 +906,29 @@ func (p *valueParser) str(field string, v []byte) (string, *ParseError) {
 		return "", typeError(field, "a string", v)
 	}
 	return p.rawString(field, v)
+}
+
+// Slots of the last-value cache of fields whose value usually repeats from
+// one record to the next.
+const (
+	slotDevice = iota
+	slotDType
+	slotSpanID
+	slotOpName
+	numSlots
+)
+
+// strC is str with a last-value cache: a value equal to the previous one of
+// its slot costs a comparison instead of a map lookup.
+func (p *valueParser) strC(slot int, field string, v []byte) (string, *ParseError) {
+	if len(v) >= 2 && v[0] == '"' && string(v[1:len(v)-1]) == p.last[slot] && bytes.IndexByte(v, '\\') < 0 {
+		return p.last[slot], nil
+	}
+	s, perr := p.str(field, v)
+	if perr == nil {
+		p.last[slot] = s
+	}
+	return s, perr
 }
 
 // optStr is str for an optional field: null is absent ("").
@@ -1195,4 +1226,253 @@ func splitObject(obj []byte, dst []member) []member {
 		}
 	}
 	return dst
+}
+
+// maxDepth bounds the nesting of arrays and objects in a record, as
+// jsontext does by default.
+const maxDepth = 10000
+
+// lineScanner validates one line of JSON (RFC 8259, strings valid UTF-8,
+// as jsontext accepts it) and splits its top-level object into members in
+// the same pass. Duplicate names are caught by the record parsers for the
+// known fields and "kind"; duplicates among ignored fields or inside nested
+// values of ignored fields are not checked.
+type lineScanner struct {
+	b       []byte
+	scratch []byte
+	errPos  int    // byte index of the first error
+	errMsg  string // "" when none
+	eol     bool   // the error is the line ending inside a value
+}
+
+func (s *lineScanner) fail(i int, msg string) int {
+	if s.errMsg == "" {
+		s.errPos, s.errMsg = i, msg
+	}
+	return -1
+}
+
+func (s *lineScanner) end(i int) int {
+	s.eol = true
+	return s.fail(i, "the line ends inside a JSON value")
+}
+
+func charDesc(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return "byte 0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+// value returns the index just after the JSON value at b[i], or -1.
+func (s *lineScanner) value(i, depth int) int {
+	b := s.b
+	if i >= len(b) {
+		return s.end(i)
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return s.str(i)
+	case c == '{':
+		return s.object(i, depth+1, nil)
+	case c == '[':
+		return s.array(i, depth+1)
+	case c == 't':
+		return s.lit(i, "true")
+	case c == 'f':
+		return s.lit(i, "false")
+	case c == 'n':
+		return s.lit(i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return s.num(i)
+	default:
+		return s.fail(i, "invalid character "+charDesc(c)+" at the start of a value")
+	}
+}
+
+func (s *lineScanner) lit(i int, lit string) int {
+	b := s.b
+	for k := 0; k < len(lit); k++ {
+		if i+k >= len(b) {
+			return s.end(i + k)
+		}
+		if b[i+k] != lit[k] {
+			return s.fail(i+k, "invalid character "+charDesc(b[i+k])+" in literal "+lit)
+		}
+	}
+	return i + len(lit)
+}
+
+func (s *lineScanner) digits(j int) (int, bool) {
+	b := s.b
+	k := j
+	for k < len(b) && '0' <= b[k] && b[k] <= '9' {
+		k++
+	}
+	return k, k > j
+}
+
+func (s *lineScanner) num(i int) int {
+	b := s.b
+	j := i
+	if b[j] == '-' {
+		j++
+	}
+	if j >= len(b) {
+		return s.end(j)
+	}
+	switch {
+	case b[j] == '0':
+		j++
+	case '1' <= b[j] && b[j] <= '9':
+		j, _ = s.digits(j)
+	default:
+		return s.fail(j, "invalid character "+charDesc(b[j])+" in number")
+	}
+	if j < len(b) && b[j] == '.' {
+		var ok bool
+		if j, ok = s.digits(j + 1); !ok {
+			if j >= len(b) {
+				return s.end(j)
+			}
+			return s.fail(j, "invalid character "+charDesc(b[j])+" in number (want a digit after '.')")
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		var ok bool
+		if j, ok = s.digits(j); !ok {
+			if j >= len(b) {
+				return s.end(j)
+			}
+			return s.fail(j, "invalid character "+charDesc(b[j])+" in number (want a digit in the exponent)")
+		}
+	}
+	return j
+}
+
+// str validates the string at b[i] and returns the index after it.
+func (s *lineScanner) str(i int) int {
+	b := s.b
+	j := i + 1
+	esc, high := false, false
+	for {
+		if j >= len(b) {
+			return s.end(j)
+		}
+		c := b[j]
+		if c == '"' {
+			break
+		}
+		switch {
+		case c == '\\':
+			esc = true
+			j += 2
+			continue
+		case c < 0x20:
+			return s.fail(j, "invalid control character "+charDesc(c)+" in string")
+		case c >= 0x80:
+			high = true
+		}
+		j++
+	}
+	end := j + 1
+	if esc {
+		var err error
+		if s.scratch, err = jsontext.AppendUnquote(s.scratch[:0], b[i:end]); err != nil {
+			return s.fail(i, "invalid string: "+strings.TrimPrefix(err.Error(), "jsontext: "))
+		}
+	} else if high && !utf8.Valid(b[i+1:j]) {
+		return s.fail(i, "invalid UTF-8 in string")
+	}
+	return end
+}
+
+func (s *lineScanner) array(i, depth int) int {
+	if depth > maxDepth {
+		return s.fail(i, "exceeded the maximum nesting depth")
+	}
+	b := s.b
+	j := skipSpace(b, i+1)
+	if j >= len(b) {
+		return s.end(j)
+	}
+	if b[j] == ']' {
+		return j + 1
+	}
+	for {
+		if j = s.value(j, depth); j < 0 {
+			return -1
+		}
+		if j = skipSpace(b, j); j >= len(b) {
+			return s.end(j)
+		}
+		switch b[j] {
+		case ',':
+			j = skipSpace(b, j+1)
+		case ']':
+			return j + 1
+		default:
+			return s.fail(j, "invalid character "+charDesc(b[j])+" after an array element (want ',' or ']')")
+		}
+	}
+}
+
+// object validates the object at b[i]; when dst is not nil, it appends the
+// members to *dst.
+func (s *lineScanner) object(i, depth int, dst *[]member) int {
+	if depth > maxDepth {
+		return s.fail(i, "exceeded the maximum nesting depth")
+	}
+	b := s.b
+	j := skipSpace(b, i+1)
+	if j >= len(b) {
+		return s.end(j)
+	}
+	if b[j] == '}' {
+		return j + 1
+	}
+	for {
+		if b[j] != '"' {
+			return s.fail(j, "invalid character "+charDesc(b[j])+" where an object name belongs")
+		}
+		ns := j
+		if j = s.str(j); j < 0 {
+			return -1
+		}
+		ne := j
+		if j = skipSpace(b, j); j >= len(b) {
+			return s.end(j)
+		}
+		if b[j] != ':' {
+			return s.fail(j, "invalid character "+charDesc(b[j])+" after an object name (want ':')")
+		}
+		vs := skipSpace(b, j+1)
+		if j = s.value(vs, depth); j < 0 {
+			return -1
+		}
+		if dst != nil {
+			name := b[ns+1 : ne-1]
+			if bytes.IndexByte(name, '\\') >= 0 {
+				name, _ = jsontext.AppendUnquote(nil, b[ns:ne])
+			}
+			*dst = append(*dst, member{name: name, val: b[vs:j], off: vs})
+		}
+		if j = skipSpace(b, j); j >= len(b) {
+			return s.end(j)
+		}
+		switch b[j] {
+		case ',':
+			if j = skipSpace(b, j+1); j >= len(b) {
+				return s.end(j)
+			}
+		case '}':
+			return j + 1
+		default:
+			return s.fail(j, "invalid character "+charDesc(b[j])+" after an object value (want ',' or '}')")
+		}
+	}
 }

@@ -236,8 +236,20 @@ func firstValue(b []byte) []byte {
 func readJSONL(r io.Reader) (*TraceDocument, error) {
 	d := newRecordDecoder(r)
 	doc := &TraceDocument{}
-	spanAt := make(map[string]int, 1024) // span id -> index in doc.Spans
-	var spanLine []int                   // line of each span's span_start
+	var (
+		spans   chunked[Span]
+		ops     chunked[Op]
+		tensors chunked[Tensor]
+		mem     chunked[MemoryEvent]
+		devMem  chunked[DeviceMemorySample]
+		grads   chunked[Gradient]
+		edges   chunked[Edge]
+	)
+	type spanRef struct {
+		span *Span // in spans' chunk storage, which never moves
+		line int   // line of its span_start
+	}
+	spanAt := make(map[string]spanRef, 1024)
 	for {
 		k, err := d.next()
 		if err == io.EOF {
@@ -251,42 +263,85 @@ func readJSONL(r io.Reader) (*TraceDocument, error) {
 			doc.Schema = d.schema
 			doc.Run = d.run
 		case recSpanStart:
-			if i, dup := spanAt[d.span.ID]; dup {
+			if first, dup := spanAt[d.span.ID]; dup {
 				return nil, &ParseError{Line: d.line, Kind: "span_start", Field: "id",
-					Msg: "duplicate span id " + strconv.Quote(d.span.ID) + " (first on line " + strconv.Itoa(spanLine[i]) + ")"}
+					Msg: "duplicate span id " + strconv.Quote(d.span.ID) + " (first on line " + strconv.Itoa(first.line) + ")"}
 			}
-			spanAt[d.span.ID] = len(doc.Spans)
-			spanLine = append(spanLine, d.line)
-			doc.Spans = append(doc.Spans, d.span)
+			spanAt[d.span.ID] = spanRef{spans.add(&d.span), d.line}
 		case recSpanEnd:
-			i, ok := spanAt[d.spanEnd.ID]
+			ref, ok := spanAt[d.spanEnd.ID]
 			if !ok {
 				return nil, &ParseError{Line: d.line, Kind: "span_end", Field: "id",
 					Msg: "span_end of unknown span " + strconv.Quote(d.spanEnd.ID)}
 			}
-			s := &doc.Spans[i]
-			if s.Closed {
+			if ref.span.Closed {
 				return nil, &ParseError{Line: d.line, Kind: "span_end", Field: "id",
 					Msg: "second span_end for span " + strconv.Quote(d.spanEnd.ID)}
 			}
-			s.Closed = true
-			s.DurationNs = d.spanEnd.DurationNs
+			ref.span.Closed = true
+			ref.span.DurationNs = d.spanEnd.DurationNs
 		case recOp:
-			doc.Ops = append(doc.Ops, d.op)
+			ops.add(&d.op)
 		case recTensor:
-			doc.Tensors = append(doc.Tensors, d.tensor)
+			tensors.add(&d.tensor)
 		case recMemory:
-			doc.Memory = append(doc.Memory, d.mem)
+			mem.add(&d.mem)
 		case recDeviceMemory:
-			doc.DeviceMemory = append(doc.DeviceMemory, d.devMem)
+			devMem.add(&d.devMem)
 		case recGradient:
-			doc.Gradients = append(doc.Gradients, d.grad)
+			grads.add(&d.grad)
 		case recEdge:
-			doc.Edges = append(doc.Edges, d.edge)
+			edges.add(&d.edge)
 		}
 	}
+	doc.Spans = spans.slice()
+	doc.Ops = ops.slice()
+	doc.Tensors = tensors.slice()
+	doc.Memory = mem.slice()
+	doc.DeviceMemory = devMem.slice()
+	doc.Gradients = grads.slice()
+	doc.Edges = edges.slice()
 	sortSpans(doc.Spans)
 	return doc, nil
+}
+
+// chunked collects values in chunks that never move, then hands them out
+// as one slice of the exact length. For large sections this does a third
+// of the copying and clearing of append's 1.25x growth and leaves no slack
+// capacity in the document.
+type chunked[T any] struct {
+	full [][]T
+	cur  []T
+	n    int
+}
+
+// add appends a copy of *v and returns a pointer to it, valid until slice.
+func (c *chunked[T]) add(v *T) *T {
+	if len(c.cur) == cap(c.cur) {
+		size := min(max(2*cap(c.cur), 64), 1<<15)
+		if c.cur != nil {
+			c.full = append(c.full, c.cur)
+		}
+		c.cur = make([]T, 0, size)
+	}
+	c.cur = append(c.cur, *v)
+	c.n++
+	return &c.cur[len(c.cur)-1]
+}
+
+// slice returns the values in order; nil when there are none.
+func (c *chunked[T]) slice() []T {
+	switch {
+	case c.n == 0:
+		return nil
+	case len(c.full) == 0 && cap(c.cur)-len(c.cur) <= 64:
+		return c.cur
+	}
+	out := make([]T, 0, c.n)
+	for _, ch := range c.full {
+		out = append(out, ch...)
+	}
+	return append(out, c.cur...)
 }
 
 func sortSpans(spans []Span) {

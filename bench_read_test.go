@@ -1,0 +1,136 @@
+// bench_read_test.go holds the reading benchmarks: throughput, allocations per memory event and live heap of the document.
+
+package tracemem
+
+import (
+	"bytes"
+	"compress/gzip"
+	"flag"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/tracemem/tracemem/internal/gen"
+)
+
+var benchEvents = flag.Int("bench.events", 1_000_000, "memory events of the generated trace of the read benchmarks")
+
+var (
+	benchOnce  sync.Once
+	benchTrace []byte
+	benchStats gen.Stats
+)
+
+// benchInput returns the generated JSONL trace of the read benchmarks
+// (-bench.events memory events, 2 devices, seed 1; 10k events with -short).
+func benchInput(b *testing.B) ([]byte, gen.Stats) {
+	benchOnce.Do(func() {
+		n := *benchEvents
+		if testing.Short() {
+			n = 10_000
+		}
+		var buf bytes.Buffer
+		st, err := gen.Write(&buf, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchTrace, benchStats = buf.Bytes(), st
+	})
+	return benchTrace, benchStats
+}
+
+// BenchmarkReadTraceJSONL reads the generated trace: MB/s from SetBytes,
+// allocs/event = all allocations of one read / memory events, live-MB = the
+// heap the resulting document holds after a GC (input bytes excluded).
+// Targets (issue 2): >= 250 MB/s, <= 3 allocs/event, <= 400 live-MB at 1M
+// events.
+func BenchmarkReadTraceJSONL(b *testing.B) {
+	data, st := benchInput(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var doc *TraceDocument
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	b.ResetTimer()
+	for b.Loop() {
+		doc = nil
+		var err error
+		doc, err = ReadTrace(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(m1.Mallocs-m0.Mallocs)/float64(b.N)/float64(st.Memory), "allocs/event")
+	if int64(len(doc.Memory)) != st.Memory {
+		b.Fatalf("read %d memory events, generated %d", len(doc.Memory), st.Memory)
+	}
+	// live heap of one document: heap with the document minus heap without it
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	withDoc := m1.HeapAlloc
+	runtime.KeepAlive(doc)
+	doc = nil
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(withDoc-m1.HeapAlloc)/1e6, "live-MB")
+	b.ReportMetric(float64(len(data))/1e6, "input-MB")
+}
+
+// BenchmarkReadTraceDocument reads the same trace in the document form.
+func BenchmarkReadTraceDocument(b *testing.B) {
+	data, _ := benchInput(b)
+	doc, err := ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := doc.WriteJSON(&buf); err != nil {
+		b.Fatal(err)
+	}
+	doc = nil
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadTrace(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadTraceGzip reads the gzip-compressed trace (SetBytes counts
+// the decompressed bytes).
+func BenchmarkReadTraceGzip(b *testing.B) {
+	data, _ := benchInput(b)
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw.Write(data)
+	zw.Close()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadTrace(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteJSONL writes the document of the generated trace.
+func BenchmarkWriteJSONL(b *testing.B) {
+	data, _ := benchInput(b)
+	doc, err := ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := doc.WriteJSONL(&buf); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(buf.Len()))
+	}
+}
