@@ -804,6 +804,7 @@ func (g *gen) optimizer() {
 		g.tick()
 		g.end()
 	}
+	g.end() // the optimizer span
 	g.grads = g.grads[:0]
 	g.gradParam = g.gradParam[:0]
 }
