@@ -1,0 +1,148 @@
+// errors_test.go holds the exit status and message tests for bad input and bad command lines.
+
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBadInput checks that every kind of bad input exits 1 with one line on
+// stderr naming the file and where, and never a stack trace.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sampleData, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(sampleData), "\n")
+	malformed := strings.Join(lines[:5], "") + "{\"kind\": \"memory\", \"timestamp_ns\": \n" + strings.Join(lines[5:20], "")
+	badAction := strings.Join(lines[:5], "") +
+		`{"kind": "memory", "timestamp_ns": 1, "tensor_id": "x", "span_id": "", "device": "cuda:0", "bytes": 4, "action": "alocate", "shape": [1], "dtype": "f32"}` + "\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(sampleData)
+	zw.Close()
+	truncatedGz := gz.Bytes()[:gz.Len()/2]
+
+	missing := filepath.Join(dir, "nosuch.jsonl")
+	cases := []struct {
+		name   string
+		args   []string // FILE is replaced by file
+		file   string
+		stdin  string
+		wantRe string
+		reason string
+	}{
+		{"missing file", []string{"summary", "FILE"}, missing, "", `^tracemem: .*nosuch\.jsonl: no such file or directory\n$`, "a missing file is named with the OS's reason"},
+		{"directory", []string{"profile", "FILE"}, dir, "", `^tracemem: .*: is a directory, not a trace file\n$`, "a directory is not read as a trace"},
+		{"malformed JSONL", []string{"summary", "FILE"}, write("malformed.jsonl", []byte(malformed)), "", `^tracemem: .*malformed\.jsonl: line 6: .+\n$`, "a record that is not JSON is named by its line"},
+		{"bad enum", []string{"nodes", "FILE"}, write("badaction.jsonl", []byte(badAction)), "", `^tracemem: .*badaction\.jsonl: line 6: memory: .*alocate.*\n$`, "a bad field value names line, record kind and value"},
+		{"not a trace", []string{"summary", "FILE"}, write("notes.txt", []byte("hello, this is not a trace\n")), "", `^tracemem: .*notes\.txt: .+\n$`, "plain text is refused with the file named"},
+		{"png", []string{"report", "-o", filepath.Join(dir, "r.html"), "FILE"}, write("img.png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")), "", `^tracemem: .*img\.png: .+\n$`, "binary data is refused with the file named"},
+		{"empty file", []string{"summary", "FILE"}, write("empty.jsonl", nil), "", `^tracemem: .*empty\.jsonl: .*empty.*\n$`, "an empty file says it is empty"},
+		{"truncated gzip", []string{"summary", "FILE"}, write("cut.jsonl.gz", truncatedGz), "", `^tracemem: .*cut\.jsonl\.gz: .*(EOF|gzip|truncated).*\n$`, "a cut gzip stream is an error, not a partial summary"},
+		{"corrupt gzip header", []string{"summary", "FILE"}, write("bad.gz", []byte{0x1f, 0x8b, 0, 0, 1, 2}), "", `^tracemem: .*bad\.gz: .*\n$`, "a corrupt gzip header is an error"},
+		{"bad stdin", []string{"profile", "-"}, "", "{\"kind\": \"meta\"\n", `^tracemem: <stdin>: .+\n$`, "standard input is named <stdin>"},
+		{"export missing file", []string{"export", "--format", "pprof", "-o", filepath.Join(dir, "x.pb.gz"), "FILE"}, missing, "", `^tracemem: .*nosuch\.jsonl: no such file or directory\n$`, "export reports a missing input the same way"},
+		{"unwritable output", []string{"export", "--format", "csv", "-o", filepath.Join(dir, "no/such/dir/x.csv"), sample(t)}, "", "", `^tracemem: .*x\.csv: no such file or directory\n$`, "an output that cannot be created is named"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = strings.ReplaceAll(a, "FILE", c.file)
+			}
+			r := runCmd(t, strings.NewReader(c.stdin), args...)
+			if r.code != 1 {
+				t.Errorf("%s: exit status %d, want 1 (stderr %q)", c.reason, r.code, r.stderr)
+			}
+			if !regexp.MustCompile(c.wantRe).MatchString(r.stderr) {
+				t.Errorf("%s: stderr %q does not match %s", c.reason, r.stderr, c.wantRe)
+			}
+			if strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
+				t.Errorf("%s: stderr is not one clean line: %q", c.reason, r.stderr)
+			}
+		})
+	}
+}
+
+// TestSummarySomeFilesFail checks that a failing file among several is
+// reported, the others summarized, and the exit status is 1.
+func TestSummarySomeFilesFail(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "rank1.jsonl")
+	r := runCmd(t, nil, "summary", sample(t), missing)
+	if r.code != 1 {
+		t.Errorf("exit status %d, want 1", r.code)
+	}
+	if !strings.Contains(r.stderr, "rank1.jsonl: no such file or directory") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr %q: want one line naming rank1.jsonl", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "== "+sample(t)+" ==") || !regexp.MustCompile(`(?m)^\s+.*rank1\.jsonl\s+failed`).MatchString(r.stdout) {
+		t.Errorf("stdout lacks the good file's summary or the failed row:\n%s", r.stdout)
+	}
+}
+
+// TestUsage checks that command-line mistakes exit 2 with the error and the
+// usage on stderr, and that help exits 0 with the usage on stdout.
+func TestUsage(t *testing.T) {
+	s := sample(t)
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		wantRe string
+		reason string
+	}{
+		{"no command", nil, 2, `no command given`, "nothing to do is a usage error"},
+		{"unknown command", []string{"sumary", s}, 2, `unknown command "sumary"`, "a misspelt command is named"},
+		{"no trace", []string{"summary"}, 2, `summary: no trace file given`, "a trace is required"},
+		{"two traces for profile", []string{"profile", s, s}, 2, `profile: want 1 trace file, got 2`, "profile takes one trace"},
+		{"stdin twice", []string{"summary", "-", "-"}, 2, `standard input \(-\) given more than once`, "stdin can be read once"},
+		{"unknown flag", []string{"summary", "--color", s}, 2, `summary: flag provided but not defined: -color`, "unknown flags are refused"},
+		{"bad top", []string{"nodes", "--top", "x", s}, 2, `nodes: invalid value "x" for flag -top: not an integer`, "--top takes an integer"},
+		{"zero top", []string{"nodes", "--top", "0", s}, 2, `must be at least 1`, "--top must be positive"},
+		{"bad sort", []string{"nodes", "--sort", "size", s}, 2, `want peak, residual or bytes, got "size"`, "--sort has three values"},
+		{"negative points", []string{"profile", "--max-points", "-1", s}, 2, `must be at least 0`, "--max-points cannot be negative"},
+		{"flag without value", []string{"nodes", s, "--top"}, 2, `flag needs an argument: -top`, "a trailing flag needs its value"},
+		{"report without -o", []string{"report", s}, 2, `report: -o FILE is required`, "report writes a file"},
+		{"export without format", []string{"export", "-o", "x", s}, 2, `export: --format chrome\|pprof\|csv is required`, "the export format is required"},
+		{"export bad format", []string{"export", "--format", "svg", "-o", "x", s}, 2, `want chrome, pprof or csv, got "svg"`, "unknown formats are named"},
+		{"export without -o", []string{"export", "--format", "csv", s}, 2, `export: -o FILE is required`, "export writes a file"},
+		{"help", []string{"help"}, 0, ``, "help is not an error"},
+		{"-h", []string{"summary", "-h"}, 0, ``, "-h on a subcommand prints the usage"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCmd(t, nil, c.args...)
+			if r.code != c.code {
+				t.Fatalf("%s: exit status %d, want %d (stderr %q)", c.reason, r.code, c.code, r.stderr)
+			}
+			if c.code == 0 {
+				if !strings.Contains(r.stdout, "usage: tracemem") || r.stderr != "" {
+					t.Errorf("%s: want the usage on stdout only; stdout %q stderr %q", c.reason, r.stdout, r.stderr)
+				}
+				return
+			}
+			first, rest, _ := strings.Cut(r.stderr, "\n")
+			if !regexp.MustCompile(`^tracemem: .*` + c.wantRe).MatchString(first) {
+				t.Errorf("%s: first stderr line %q does not match %q", c.reason, first, c.wantRe)
+			}
+			if !strings.Contains(rest, "usage: tracemem COMMAND") || r.stdout != "" {
+				t.Errorf("%s: want the usage after the error on stderr and nothing on stdout; stdout %q", c.reason, r.stdout)
+			}
+		})
+	}
+}

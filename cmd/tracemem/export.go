@@ -1,0 +1,113 @@
+// export.go holds the export subcommand and the writing of output files.
+
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/tracemem/tracemem"
+)
+
+// exportFormat is a format of the export subcommand.
+type exportFormat string
+
+const (
+	formatChrome exportFormat = "chrome"
+	formatPprof  exportFormat = "pprof"
+	formatCSV    exportFormat = "csv"
+)
+
+func (f *exportFormat) String() string { return string(*f) }
+
+func (f *exportFormat) Set(v string) error {
+	switch exportFormat(v) {
+	case formatChrome, formatPprof, formatCSV:
+		*f = exportFormat(v)
+		return nil
+	}
+	return fmt.Errorf("want chrome, pprof or csv, got %q", v)
+}
+
+func cmdExport(e *env, args []string) error {
+	fs := newFlags("export")
+	var format exportFormat
+	var out string
+	points := boundedInt{v: 0, min: 0}
+	fs.Var(&format, "format", "chrome, pprof or csv")
+	fs.StringVar(&out, "o", "", "output file (- for stdout)")
+	fs.Var(&points, "max-points", "timeline points kept per device (0: one per memory event)")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if format == "" {
+		return usagef("export: --format chrome|pprof|csv is required")
+	}
+	if out == "" {
+		return usagef("export: -o FILE is required")
+	}
+	if err := checkFiles("export", files, 1); err != nil {
+		return err
+	}
+	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}}
+	if format == formatPprof {
+		lo.opts.MaxTimelinePoints = summaryTimelinePoints // the pprof profile has no timeline
+	}
+	t, err := loadOne(e, files[0], lo)
+	if err != nil {
+		return err
+	}
+	return writeOutput(e, out, func(w io.Writer) error {
+		switch format {
+		case formatChrome:
+			return writeChrome(w, t)
+		case formatPprof:
+			return writePprof(w, t)
+		}
+		return writeCSV(w, t)
+	})
+}
+
+// writeOutput writes a file with write ("-" is stdout). A file that could
+// not be written completely is removed.
+func writeOutput(e *env, path string, write func(io.Writer) error) error {
+	if path == "-" {
+		bw := bufio.NewWriterSize(e.stdout, 1<<16)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return &fileError{file: path, err: unwrapPath(err)}
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return &fileError{file: path, err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError (the caller
+// names the file).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,264 @@
+// export_test.go holds the tests of the chrome, pprof and csv exports: each read back and checked against the analysis.
+
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/tracemem/tracemem"
+)
+
+// wantAnalysis analyzes path through the document path of the library
+// (ReadTraceFile + Analyze), independently of the command's loader.
+func wantAnalysis(t *testing.T, path string, opts tracemem.Options) (*tracemem.TraceDocument, *tracemem.MemoryProfile) {
+	t.Helper()
+	doc, err := tracemem.ReadTraceFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tracemem.Analyze(doc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, p
+}
+
+// docPath returns the span path of span id in doc, root first, walking the
+// parent links (a reference for the command's span tree).
+func docPath(doc *tracemem.TraceDocument, id string) []string {
+	byID := make(map[string]*tracemem.Span)
+	for i := range doc.Spans {
+		byID[doc.Spans[i].ID] = &doc.Spans[i]
+	}
+	var names []string
+	for s := byID[id]; s != nil && len(names) <= len(doc.Spans); s = byID[s.ParentID] {
+		names = append([]string{s.Name}, names...)
+	}
+	return names
+}
+
+func exportFile(t *testing.T, format string, extra ...string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out."+format)
+	args := append([]string{"export", "--format", format, "-o", out}, extra...)
+	args = append(args, sample(t))
+	if r := runCmd(t, nil, args...); r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Fatalf("export %s: exit %d, stdout %q, stderr %q", format, r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestExportPprof parses the pprof export back and checks its sample types,
+// its totals against the peak, and each sample's stack against the span
+// path of its allocation.
+func TestExportPprof(t *testing.T) {
+	doc, want := wantAnalysis(t, sample(t), tracemem.Options{})
+	data := exportFile(t, "pprof")
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("the pprof export is not gzipped")
+	}
+	prof, err := profile.Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("profile.Parse: %v", err)
+	}
+	if err := prof.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, st := range prof.SampleType {
+		types = append(types, st.Type+"/"+st.Unit)
+	}
+	if !slices.Equal(types, []string{"inuse_objects/count", "inuse_space/bytes"}) || prof.DefaultSampleType != "inuse_space" {
+		t.Fatalf("sample types %v (default %q), want inuse_objects/count, inuse_space/bytes (default inuse_space)", types, prof.DefaultSampleType)
+	}
+	var breakdownSum uint64
+	for _, a := range want.PeakBreakdown {
+		breakdownSum += a.Bytes
+	}
+	var space, objects, allocSpace int64
+	byTensor := make(map[string]*profile.Sample)
+	for _, s := range prof.Sample {
+		space += s.Value[1]
+		objects += s.Value[0]
+		if id := s.Label["tensor_id"]; len(id) == 1 {
+			allocSpace += s.Value[1]
+			byTensor[id[0]] = s
+		}
+	}
+	if uint64(allocSpace) != breakdownSum {
+		t.Errorf("inuse_space of the allocations = %d, want the peak breakdown's sum %d", allocSpace, breakdownSum)
+	}
+	if uint64(space) != want.Summary.PeakBytes {
+		t.Errorf("inuse_space total = %d, want the peak %d (breakdown + pre-existing live at the peak)", space, want.Summary.PeakBytes)
+	}
+	if objects != int64(len(want.PeakBreakdown)) || len(byTensor) != len(want.PeakBreakdown) {
+		t.Errorf("inuse_objects = %d over %d tensors, want %d", objects, len(byTensor), len(want.PeakBreakdown))
+	}
+	for _, a := range want.PeakBreakdown {
+		s := byTensor[a.TensorID]
+		if s == nil {
+			t.Errorf("no sample for tensor %s", a.TensorID)
+			continue
+		}
+		var stack []string // root first
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			stack = append(stack, s.Location[i].Line[0].Function.Name)
+		}
+		wantStack := docPath(doc, a.SpanID)
+		if a.OpName != nil {
+			wantStack = append(wantStack, *a.OpName)
+		}
+		if !slices.Equal(stack, wantStack) {
+			t.Errorf("tensor %s: stack %q, want %q", a.TensorID, stack, wantStack)
+		}
+		if s.Value[1] != int64(a.Bytes) || s.Label["dtype"][0] != a.DType || s.Label["category"][0] != a.Category.String() {
+			t.Errorf("tensor %s: value %d dtype %v category %v, want %d %s %s", a.TensorID, s.Value[1], s.Label["dtype"], s.Label["category"], a.Bytes, a.DType, a.Category)
+		}
+	}
+}
+
+// chromeEvent is the part of a Chrome trace event the tests read.
+type chromeEvent struct {
+	Ph   string         `json:"ph"`
+	Name string         `json:"name"`
+	Cat  string         `json:"cat"`
+	Pid  int            `json:"pid"`
+	Tid  int            `json:"tid"`
+	Ts   json.Number    `json:"ts"`
+	Dur  json.Number    `json:"dur"`
+	Args map[string]any `json:"args"`
+}
+
+// TestExportChrome parses the Chrome export back as JSON and checks the
+// counter values at the peak, one counter event per timeline point, one
+// process per device and one complete event per span.
+func TestExportChrome(t *testing.T) {
+	doc, want := wantAnalysis(t, sample(t), tracemem.Options{})
+	data := exportFile(t, "chrome")
+	var tr struct {
+		TraceEvents     []chromeEvent `json:"traceEvents"`
+		DisplayTimeUnit string        `json:"displayTimeUnit"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&tr); err != nil {
+		t.Fatalf("the chrome export is not JSON: %v", err)
+	}
+	s := want.Summary
+	var counters, spans int
+	procs := map[int]string{}
+	peakPid := -1
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "M" && ev.Name == "process_name" {
+			procs[ev.Pid] = ev.Args["name"].(string)
+			if ev.Args["name"] == "memory "+s.PeakDevice {
+				peakPid = ev.Pid
+			}
+		}
+	}
+	foundPeak := false
+	for _, ev := range tr.TraceEvents {
+		switch ev.Ph {
+		case "C":
+			counters++
+			if ev.Pid != peakPid || ev.Ts.String() != usString(s.PeakTimestampNs) {
+				continue
+			}
+			var sum uint64
+			match := true
+			for _, c := range tracemem.Categories {
+				v, ok := ev.Args[c.String()]
+				var got uint64
+				if ok {
+					got, _ = strconv.ParseUint(string(v.(json.Number)), 10, 64)
+				}
+				sum += got
+				if got != s.PeakByCategory.Get(c) {
+					match = false
+				}
+			}
+			if match && sum == s.PeakBytes {
+				foundPeak = true
+			}
+		case "X":
+			spans++
+			if ev.Pid != spansPid || ev.Tid != 1 {
+				t.Errorf("span %s on pid %d tid %d, want %d/1", ev.Name, ev.Pid, ev.Tid, spansPid)
+			}
+		}
+	}
+	if !foundPeak {
+		t.Errorf("no counter event of %s at ts %s with the peak's categories %v (sum %d)", s.PeakDevice, usString(s.PeakTimestampNs), s.PeakByCategory, s.PeakBytes)
+	}
+	if counters != len(want.Timeline) {
+		t.Errorf("%d counter events, want one per timeline point: %d", counters, len(want.Timeline))
+	}
+	if spans != len(doc.Spans) {
+		t.Errorf("%d complete events, want one per span: %d", spans, len(doc.Spans))
+	}
+	if len(procs) != len(want.ByDevice)+1 {
+		t.Errorf("processes %v, want spans and one per device (%d)", procs, len(want.ByDevice))
+	}
+}
+
+// usString renders ns as the export's microseconds.
+func usString(ns uint64) string {
+	return strconv.FormatUint(ns/1000, 10) + "." + strconv.FormatUint(1000+ns%1000, 10)[1:]
+}
+
+// TestExportCSV checks the CSV header, one row per timeline point (with and
+// without downsampling), and each row against its timeline point.
+func TestExportCSV(t *testing.T) {
+	for _, points := range []int{0, 40} {
+		t.Run("max-points="+strconv.Itoa(points), func(t *testing.T) {
+			_, want := wantAnalysis(t, sample(t), tracemem.Options{MaxTimelinePoints: points})
+			data := exportFile(t, "csv", "--max-points", strconv.Itoa(points))
+			rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			header := "timestamp_ns,device,live_bytes,free_bytes,parameter,activation,gradient,optimizer,other"
+			if len(rows) == 0 || strings.Join(rows[0], ",") != header {
+				t.Fatalf("header %q, want %q", rows[0], header)
+			}
+			if len(rows)-1 != len(want.Timeline) {
+				t.Fatalf("%d rows, want one per timeline point: %d", len(rows)-1, len(want.Timeline))
+			}
+			if points > 0 && len(rows)-1 > points*len(want.ByDevice) {
+				t.Errorf("%d rows, want at most %d per device", len(rows)-1, points)
+			}
+			for i, p := range want.Timeline {
+				r := rows[i+1]
+				wantRow := []string{strconv.FormatUint(p.TimestampNs, 10), p.Device, strconv.FormatUint(p.LiveBytes, 10), strconv.FormatUint(p.FreeBytes, 10)}
+				for _, c := range tracemem.Categories {
+					wantRow = append(wantRow, strconv.FormatUint(p.ByCategory.Get(c), 10))
+				}
+				if !slices.Equal(r, wantRow) {
+					t.Fatalf("row %d = %q, want %q", i+1, r, wantRow)
+				}
+			}
+		})
+	}
+}
+
+// TestExportStdout checks that -o - writes the export to stdout.
+func TestExportStdout(t *testing.T) {
+	r := runCmd(t, nil, "export", "--format", "csv", "-o", "-", sample(t))
+	want := exportFile(t, "csv")
+	if r.code != 0 || r.stdout != string(want) {
+		t.Errorf("export -o - gave exit %d and %d bytes, want the file's %d bytes", r.code, len(r.stdout), len(want))
+	}
+}

@@ -1,0 +1,137 @@
+// exportpprof.go holds the pprof export: the memory live at the global peak as a gzipped profile.proto.
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/google/pprof/profile"
+)
+
+// Frames of the pprof export that name no span or op.
+const (
+	preexistingFrame = "[pre-existing]" // memory allocated before the trace began
+	noSpanFrame      = "[no span]"      // an allocation that names no span
+	elidedFrame      = "…"              // stands for the root end of a stack cut at maxStackFrames
+)
+
+// maxStackFrames bounds a sample's stack; deeper span paths keep their
+// deepest frames under one elidedFrame.
+const maxStackFrames = 1024
+
+// buildPprof returns the memory live at the global peak as a profile with
+// sample types inuse_objects/count and inuse_space/bytes (the default).
+// Each allocation of the peak breakdown is one sample of one object whose
+// stack is its span path from the root to the allocating span, with its op
+// name (when it has one) as the leaf; labels give its tensor id, dtype,
+// category and device. Pre-existing memory live at the peak (peak bytes minus
+// the breakdown) is one sample of 0 objects under the frame "[pre-existing]",
+// so the profile's inuse_space total is the peak. Values above the largest
+// int64 are clamped.
+func buildPprof(t *trace) (*profile.Profile, error) {
+	p := t.profile
+	s := &p.Summary
+	prof := &profile.Profile{
+		SampleType: []*profile.ValueType{
+			{Type: "inuse_objects", Unit: "count"},
+			{Type: "inuse_space", Unit: "bytes"},
+		},
+		DefaultSampleType: "inuse_space",
+		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
+		Period:            1,
+	}
+	if s.PeakDevice != "" {
+		prof.Comments = []string{fmt.Sprintf("tracemem: memory live on %s at the global peak, %d ns after the trace start: %d bytes",
+			s.PeakDevice, s.PeakTimestampNs, s.PeakBytes)}
+	}
+	locs := make(map[string]*profile.Location)
+	loc := func(name string) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: name, SystemName: name}
+		prof.Function = append(prof.Function, f)
+		l := &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: f}}}
+		prof.Location = append(prof.Location, l)
+		locs[name] = l
+		return l
+	}
+	var sum uint64
+	for i := range p.PeakBreakdown {
+		a := &p.PeakBreakdown[i]
+		sum = addSat(sum, a.Bytes)
+		var names []string // leaf first
+		if a.OpName != nil {
+			names = append(names, *a.OpName)
+		}
+		path := []string{noSpanFrame}
+		if a.SpanID != "" {
+			path = t.tree.pathNames(a.SpanID)
+		}
+		for j := len(path) - 1; j >= 0; j-- {
+			names = append(names, path[j])
+		}
+		if len(names) > maxStackFrames {
+			names = append(names[:maxStackFrames-1], elidedFrame)
+		}
+		stack := make([]*profile.Location, len(names))
+		for j, n := range names {
+			stack[j] = loc(n)
+		}
+		prof.Sample = append(prof.Sample, &profile.Sample{
+			Location: stack,
+			Value:    []int64{1, clampInt64(a.Bytes)},
+			Label: map[string][]string{
+				"tensor_id": {a.TensorID},
+				"dtype":     {a.DType},
+				"category":  {a.Category.String()},
+				"device":    {a.Device},
+			},
+			NumLabel: map[string][]int64{"bytes": {clampInt64(a.Bytes)}},
+			NumUnit:  map[string][]string{"bytes": {"bytes"}},
+		})
+	}
+	if pre := subSat(s.PeakBytes, sum); pre > 0 {
+		prof.Sample = append(prof.Sample, &profile.Sample{
+			Location: []*profile.Location{loc(preexistingFrame)},
+			Value:    []int64{0, clampInt64(pre)},
+			Label:    map[string][]string{"device": {s.PeakDevice}},
+		})
+	}
+	if err := prof.CheckValid(); err != nil {
+		return nil, fmt.Errorf("pprof: %w", err)
+	}
+	return prof, nil
+}
+
+// writePprof writes the pprof profile of t, gzipped.
+func writePprof(w io.Writer, t *trace) error {
+	prof, err := buildPprof(t)
+	if err != nil {
+		return err
+	}
+	return prof.Write(w)
+}
+
+func clampInt64(v uint64) int64 {
+	if v > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+func addSat(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint64
+}
+
+func subSat(a, b uint64) uint64 {
+	if a >= b {
+		return a - b
+	}
+	return 0
+}

@@ -1,0 +1,205 @@
+// input.go holds how the command opens and analyzes trace files: gzip, format sniffing, streaming JSONL, concurrent files.
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/tracemem/tracemem"
+)
+
+// stdinName is how standard input ("-") is named in messages.
+const stdinName = "<stdin>"
+
+// trace is one analyzed trace file.
+type trace struct {
+	name     string // the path as given, or stdinName
+	run      *runInfo
+	profile  *tracemem.MemoryProfile
+	nodes    map[string]tracemem.NodeMetrics
+	tree     *spanTree
+	streamed bool // analyzed by AnalyzeStream, not held as a document
+}
+
+// loadOptions says what a subcommand needs of a trace.
+type loadOptions struct {
+	opts      tracemem.Options
+	wantNodes bool // node metrics; without them a stream keeps only open spans
+	wantOps   bool // op names, to name op nodes
+}
+
+// fileError is a failure to read or analyze one file.
+type fileError struct {
+	file string
+	err  error
+}
+
+func (e *fileError) Error() string { return e.file + ": " + oneLine(e.err.Error()) }
+func (e *fileError) Unwrap() error { return e.err }
+
+// source is an opened input.
+type source struct {
+	name string
+	r    io.Reader
+	c    io.Closer // nil for stdin
+	size int64     // bytes; -1 when unknown
+}
+
+// openSource opens the file arg names ("-" is standard input).
+func openSource(e *env, arg string) (*source, error) {
+	if arg == "-" {
+		s := &source{name: stdinName, r: e.stdin, size: -1}
+		if f, ok := e.stdin.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				s.size = fi.Size()
+			}
+		}
+		return s, nil
+	}
+	f, err := os.Open(arg)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &fileError{file: arg, err: err}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, &fileError{file: arg, err: err}
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, &fileError{file: arg, err: errors.New("is a directory, not a trace file")}
+	}
+	return &source{name: arg, r: f, c: f, size: fi.Size()}, nil
+}
+
+// sniffSize is how much of the input is looked at to tell JSONL from the
+// other formats.
+const sniffSize = 64 << 10
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// analyze reads and analyzes one opened source. A JSONL trace (its first
+// non-blank line a JSON object with a "kind" member) streams through
+// tracemem.AnalyzeStream while a tap collects its spans, with
+// SkipNodeMetrics unless node metrics are wanted, so memory stays bounded by
+// what is live, the spans and the timeline points kept; any other input is
+// read with tracemem.ReadTrace and analyzed as a document. Panics of the
+// library become errors.
+func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			t, err = nil, &fileError{file: src.name, err: fmt.Errorf("internal error: %v", v)}
+		}
+	}()
+	br := bufio.NewReaderSize(prog.wrap(src.r), 1<<16)
+	var r *bufio.Reader = br
+	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &fileError{file: src.name, err: fmt.Errorf("gzip: %w", err)}
+		}
+		defer gz.Close()
+		r = bufio.NewReaderSize(gz, 1<<16)
+	}
+	t = &trace{name: src.name}
+	if isJSONL(r) {
+		c := newCollector(lo.wantOps)
+		opts := lo.opts
+		opts.SkipNodeMetrics = !lo.wantNodes
+		p, nodes, err := tracemem.AnalyzeStream(&lineTap{r: r, c: c}, opts)
+		if err != nil {
+			return nil, &fileError{file: src.name, err: err}
+		}
+		t.profile, t.nodes, t.tree, t.run, t.streamed = p, nodes, c.tree, c.run, true
+		return t, nil
+	}
+	doc, err := tracemem.ReadTrace(r)
+	if err != nil {
+		return nil, &fileError{file: src.name, err: err}
+	}
+	p, err := tracemem.Analyze(doc, lo.opts)
+	if err != nil {
+		return nil, &fileError{file: src.name, err: err}
+	}
+	t.profile, t.tree = p, treeFromDocument(doc)
+	if lo.wantNodes {
+		t.nodes = tracemem.NodeMemoryMetrics(doc, nil)
+	}
+	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device}
+	return t, nil
+}
+
+// isJSONL reports whether the first non-blank line of r, within sniffSize
+// bytes, is a JSON object with a string "kind" member.
+func isJSONL(r *bufio.Reader) bool {
+	head, _ := r.Peek(sniffSize)
+	head = bytes.TrimLeft(head, " \t\r\n")
+	i := bytes.IndexByte(head, '\n')
+	if i < 0 {
+		if len(head) == sniffSize {
+			return false // a first line longer than the sniff: a document
+		}
+		i = len(head)
+	}
+	var rec struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(head[:i], &rec) == nil && rec.Kind != ""
+}
+
+// loadAll opens and analyzes the files args names, at most GOMAXPROCS at a
+// time, with one progress bar over all of them when stderr is a terminal and
+// they are large. It returns the traces in the order of args; a file that
+// failed has a nil trace and its error in errs.
+func loadAll(e *env, args []string, lo loadOptions) (traces []*trace, errs []error) {
+	traces = make([]*trace, len(args))
+	errs = make([]error, len(args))
+	srcs := make([]*source, len(args))
+	var total int64
+	for i, a := range args {
+		srcs[i], errs[i] = openSource(e, a)
+		if srcs[i] != nil && srcs[i].size > 0 {
+			total += srcs[i].size
+		}
+	}
+	prog := newProgress(e.stderr, total)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		if src == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			traces[i], errs[i] = analyze(src, lo, prog)
+			if src.c != nil {
+				src.c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	prog.finish()
+	return traces, errs
+}
+
+// loadOne opens and analyzes one file.
+func loadOne(e *env, arg string, lo loadOptions) (*trace, error) {
+	ts, errs := loadAll(e, []string{arg}, lo)
+	return ts[0], errs[0]
+}

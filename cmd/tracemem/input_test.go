@@ -1,0 +1,199 @@
+// input_test.go holds the tests of the inputs: stdin, gzip, the document form, several files at once, and flags around the trace.
+
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracemem/tracemem"
+	"github.com/tracemem/tracemem/internal/gen"
+)
+
+// TestSameOutputWhateverTheInput checks that a trace gives the same summary,
+// nodes and profile read from a file, from stdin, gzipped, and in the
+// document form (read whole by ReadTrace rather than streamed, with spans
+// from the document rather than from the tap).
+func TestSameOutputWhateverTheInput(t *testing.T) {
+	path := sample(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	gzPath := filepath.Join(dir, "sample.jsonl.gz")
+	os.WriteFile(gzPath, gz.Bytes(), 0o644)
+	doc, err := tracemem.ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docJSON, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docPath := filepath.Join(dir, "sample.json")
+	os.WriteFile(docPath, docJSON, 0o644)
+
+	for _, args := range [][]string{{"summary"}, {"nodes", "--top", "40"}, {"nodes", "--sort", "residual"}, {"profile", "--max-points", "30"}} {
+		want := runCmd(t, nil, append(args, path)...)
+		if want.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, want.code, want.stderr)
+		}
+		inputs := []struct {
+			name  string
+			arg   string
+			stdin []byte
+		}{
+			{"stdin", "-", data},
+			{"gzip", gzPath, nil},
+			{"gzip on stdin", "-", gz.Bytes()},
+			{"document JSON", docPath, nil},
+		}
+		for _, in := range inputs {
+			got := runCmd(t, bytes.NewReader(in.stdin), append(args, in.arg)...)
+			name := in.arg
+			if name == "-" {
+				name = stdinName
+			}
+			gotOut := strings.ReplaceAll(got.stdout, "== "+name+" ==", "== "+path+" ==")
+			if got.code != 0 || gotOut != want.stdout {
+				t.Errorf("%v on %s: exit %d, stderr %q, output differs from the JSONL file's: %s", args, in.name, got.code, got.stderr, lineDiff(want.stdout, gotOut))
+			}
+		}
+	}
+}
+
+// TestSummarySeveralFiles summarizes three ranks at once and checks the
+// files table: one row per file in argument order, the highest peak marked,
+// each row's figures those of the file analyzed alone.
+func TestSummarySeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i, cfg := range []gen.Config{
+		{Seed: 1, MemoryEvents: 1500},
+		{Seed: 2, MemoryEvents: 2500, Devices: 2},
+		{Seed: 3, MemoryEvents: 1000},
+	} {
+		var b bytes.Buffer
+		if _, err := gen.Write(&b, cfg); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "rank"+string(rune('0'+i))+".jsonl")
+		os.WriteFile(p, b.Bytes(), 0o644)
+		files = append(files, p)
+	}
+	r := runCmd(t, nil, append([]string{"summary"}, files...)...)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	best, bestPeak := -1, uint64(0)
+	for i, f := range files {
+		_, p := wantAnalysis(t, f, tracemem.Options{})
+		if best < 0 || p.Summary.PeakBytes > bestPeak {
+			best, bestPeak = i, p.Summary.PeakBytes
+		}
+		alone := runCmd(t, nil, "summary", f)
+		if !strings.Contains(r.stdout, alone.stdout) {
+			t.Errorf("the summary of %s alone is not part of the combined output", f)
+		}
+		row := regexp.MustCompile(`(?m)^  ([ *])  ` + regexp.QuoteMeta(f) + `\s+` + regexp.QuoteMeta(formatBytes(p.Summary.PeakBytes)) + `\s+` +
+			regexp.QuoteMeta(p.Summary.PeakDevice) + `\s+` + regexp.QuoteMeta(formatMs(p.Summary.PeakTimestampNs)) + `\s`)
+		if !row.MatchString(r.stdout) {
+			t.Errorf("no row for %s with peak %s on %s:\n%s", f, formatBytes(p.Summary.PeakBytes), p.Summary.PeakDevice, r.stdout)
+		}
+	}
+	table := r.stdout[strings.Index(r.stdout, "Files (* = highest peak)"):]
+	var order []string
+	for _, line := range strings.Split(table, "\n") {
+		for _, f := range files {
+			if strings.Contains(line, f) {
+				order = append(order, f)
+				if strings.HasPrefix(line, "  *") != (f == files[best]) {
+					t.Errorf("row %q: marked %v, want the mark on %s only", line, strings.HasPrefix(line, "  *"), files[best])
+				}
+			}
+		}
+	}
+	if !slices.Equal(order, files) {
+		t.Errorf("rows in order %v, want %v", order, files)
+	}
+}
+
+// TestParseFlags checks that flags may come before and after the trace
+// arguments, and that "--" ends the flags.
+func TestParseFlags(t *testing.T) {
+	cases := []struct {
+		args    []string
+		wantPos []string
+		wantTop int
+		reason  string
+	}{
+		{[]string{"--top", "3", "a"}, []string{"a"}, 3, "flags first"},
+		{[]string{"a", "--top", "3"}, []string{"a"}, 3, "flags after the trace"},
+		{[]string{"a", "-top=4", "b"}, []string{"a", "b"}, 4, "flags between traces"},
+		{[]string{"-", "--top", "2"}, []string{"-"}, 2, "- is a trace (stdin), not a flag"},
+		{[]string{"--", "--top", "a"}, []string{"--top", "a"}, 10, "-- ends the flags"},
+		{[]string{"a", "--", "-b"}, []string{"a", "-b"}, 10, "-- after a trace"},
+	}
+	for _, c := range cases {
+		fs := newFlags("t")
+		top := boundedInt{v: 10, min: 1}
+		fs.Var(&top, "top", "")
+		pos, err := parseFlags(fs, c.args)
+		if err != nil || !slices.Equal(pos, c.wantPos) || top.v != c.wantTop {
+			t.Errorf("%s: parseFlags(%q) = %q, top %d, %v; want %q, top %d", c.reason, c.args, pos, top.v, err, c.wantPos, c.wantTop)
+		}
+	}
+}
+
+// TestJSONLStreams checks that a JSONL trace, gzipped or not, goes through
+// the streaming analysis and the document form through ReadTrace, by content
+// whatever the file name.
+func TestJSONLStreams(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := tracemem.ReadTrace(bytes.NewReader(data))
+	docJSON, _ := json.Marshal(doc)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	cases := []struct {
+		name   string
+		data   []byte
+		stream bool
+		reason string
+	}{
+		{"trace.json", data, true, "JSONL by content, whatever the name"},
+		{"trace.gz", gz.Bytes(), true, "gzipped JSONL streams too"},
+		{"blank-first.jsonl", append([]byte("\n\n"), data...), true, "leading blank lines are skipped"},
+		{"doc.jsonl", docJSON, false, "the document form is read whole"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), c.name)
+		os.WriteFile(path, c.data, 0o644)
+		tr, err := loadOne(&env{stdin: bytes.NewReader(nil), stderr: &bytes.Buffer{}}, path, loadOptions{wantNodes: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.reason, err)
+		}
+		if tr.streamed != c.stream {
+			t.Errorf("%s: streamed = %v", c.reason, tr.streamed)
+		}
+		if len(tr.tree.spans) != len(doc.Spans) || len(tr.nodes) == 0 {
+			t.Errorf("%s: %d spans and %d nodes, want %d spans and nodes", c.reason, len(tr.tree.spans), len(tr.nodes), len(doc.Spans))
+		}
+	}
+}

@@ -1,0 +1,186 @@
+// main.go holds the tracemem command's entry point, subcommand dispatch and flag parsing.
+
+// Command tracemem analyzes memory traces of ML workloads: it prints a
+// summary, the memory profile as JSON or the nodes with the most memory,
+// writes a self-contained HTML report, and exports the timeline and the
+// memory live at the peak as Chrome trace JSON, pprof or CSV.
+//
+// Every command takes any trace ReadTrace accepts (a candle-graph JSONL
+// stream, the document JSON, a PyTorch Chrome trace), gzipped or not, or "-"
+// for standard input. JSONL traces stream through the analysis without being
+// held in memory.
+//
+// A span path is the names of the spans from the root of the call tree down
+// to a span, joined with " > ".
+//
+// Sizes are printed in 1024-based units (1 KiB = 1024 bytes, 1 MiB = 1024
+// KiB, 1 GiB = 1024 MiB); times are milliseconds since the trace started.
+//
+// Exit status: 0 on success, 1 when a trace cannot be read or analyzed (one
+// line on stderr naming the file and the line or byte offset), 2 for a usage
+// error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usageText = `usage: tracemem COMMAND [flags] TRACE...
+
+Commands:
+  summary TRACE...                         plain-text report: devices, peak, peak by category,
+                                           top allocations at the peak, anomalies, event counts;
+                                           several files (one per rank) add a comparison table
+  profile [--max-points N] TRACE           the memory profile as JSON on stdout
+  nodes [--top N] [--sort peak|residual|bytes] TRACE
+                                           the spans and ops with the most memory
+  report [--max-points N] -o FILE TRACE    a self-contained HTML report with a timeline per device
+  export --format chrome|pprof|csv [--max-points N] -o FILE TRACE
+                                           chrome: Chrome trace JSON (Perfetto, chrome://tracing)
+                                           pprof:  gzipped profile.proto of the memory live at the peak
+                                           csv:    the timeline, one row per point
+
+TRACE is a candle-graph trace (JSONL or document JSON) or a PyTorch Chrome trace,
+gzipped or not; "-" reads standard input. Flags may come before or after TRACE.
+Sizes use 1024-based units (KiB, MiB, GiB); times are ms since the trace start.
+A span path is the span names from the root down, joined with " > ".
+`
+
+// usageError is a mistake in the command line: exit status 2 with the usage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// env is what a subcommand runs with; tests run the command in-process.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run runs the command line args (without the program name) and returns the
+// exit status. It never calls os.Exit.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "tracemem: no command given\n\n", usageText)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "summary":
+		err = cmdSummary(e, rest)
+	case "profile":
+		err = cmdProfile(e, rest)
+	case "nodes":
+		err = cmdNodes(e, rest)
+	case "report":
+		err = cmdReport(e, rest)
+	case "export":
+		err = cmdExport(e, rest)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return 0
+	default:
+		err = usagef("unknown command %q", cmd)
+	}
+	return e.exitStatus(err)
+}
+
+// exitStatus reports err on stderr and returns the exit status for it.
+func (e *env) exitStatus(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(e.stdout, usageText)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "tracemem: %s\n\n%s", ue.msg, usageText)
+		return 2
+	case errors.Is(err, errReported):
+		return 1
+	default:
+		fmt.Fprintf(e.stderr, "tracemem: %s\n", oneLine(err.Error()))
+		return 1
+	}
+}
+
+// errReported means the errors were already written to stderr.
+var errReported = errors.New("errors reported")
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string {
+	s = strings.TrimPrefix(s, "tracemem: ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// newFlags returns a flag set for a subcommand that reports to nothing: the
+// errors become usage errors.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseFlags parses args with fs, allowing flags before and after the
+// positional arguments ("--" ends the flags), and returns the positional
+// arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		consumed := args[:len(args)-len(rest)]
+		if len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// fs.Parse stopped at a positional argument: keep it, parse on.
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// boundedInt is a flag value that must be an integer ≥ min.
+type boundedInt struct {
+	v   int
+	min int
+}
+
+func (b *boundedInt) String() string { return fmt.Sprint(b.v) }
+
+func (b *boundedInt) Set(s string) error {
+	var v int
+	if _, err := fmt.Sscan(s, &v); err != nil || fmt.Sprint(v) != strings.TrimSpace(s) {
+		return fmt.Errorf("not an integer: %q", s)
+	}
+	if v < b.min {
+		return fmt.Errorf("must be at least %d", b.min)
+	}
+	b.v = v
+	return nil
+}

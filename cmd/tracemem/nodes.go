@@ -1,0 +1,111 @@
+// nodes.go holds the nodes subcommand: the spans and ops with the most memory.
+
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/tracemem/tracemem"
+)
+
+// nodeSort is the metric the nodes subcommand ranks by.
+type nodeSort string
+
+const (
+	sortPeak     nodeSort = "peak"
+	sortResidual nodeSort = "residual"
+	sortBytes    nodeSort = "bytes"
+)
+
+func (s *nodeSort) String() string { return string(*s) }
+
+func (s *nodeSort) Set(v string) error {
+	switch nodeSort(v) {
+	case sortPeak, sortResidual, sortBytes:
+		*s = nodeSort(v)
+		return nil
+	}
+	return fmt.Errorf("want peak, residual or bytes, got %q", v)
+}
+
+// metric returns the node's value for the sort.
+func (s nodeSort) metric(m tracemem.NodeMetrics) uint64 {
+	switch s {
+	case sortResidual:
+		return m.ResidualBytes
+	case sortBytes:
+		return m.Bytes
+	}
+	return m.PeakBytes
+}
+
+func cmdNodes(e *env, args []string) error {
+	fs := newFlags("nodes")
+	top := boundedInt{v: 20, min: 1}
+	by := sortPeak
+	fs.Var(&top, "top", "nodes to list")
+	fs.Var(&by, "sort", "rank by peak, residual or bytes")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkFiles("nodes", files, 1); err != nil {
+		return err
+	}
+	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: summaryTimelinePoints}, wantNodes: true, wantOps: true})
+	if err != nil {
+		return err
+	}
+	writeNodes(e.stdout, t, by, top.v)
+	return nil
+}
+
+// rankedNode is one node of the node metrics.
+type rankedNode struct {
+	key string
+	m   tracemem.NodeMetrics
+}
+
+// rankNodes returns the top nodes by the metric, then by peak, residual and
+// bytes, then by key; nodes whose metric is 0 are left out.
+func rankNodes(nodes map[string]tracemem.NodeMetrics, by nodeSort, top int) []rankedNode {
+	all := make([]rankedNode, 0, len(nodes))
+	for k, m := range nodes {
+		if by.metric(m) > 0 {
+			all = append(all, rankedNode{k, m})
+		}
+	}
+	slices.SortFunc(all, func(a, b rankedNode) int {
+		return cmp.Or(
+			cmp.Compare(by.metric(b.m), by.metric(a.m)),
+			cmp.Compare(b.m.PeakBytes, a.m.PeakBytes),
+			cmp.Compare(b.m.ResidualBytes, a.m.ResidualBytes),
+			cmp.Compare(b.m.Bytes, a.m.Bytes),
+			cmp.Compare(a.key, b.key),
+		)
+	})
+	return all[:min(top, len(all))]
+}
+
+// writeNodes writes the node table.
+func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
+	ranked := rankNodes(t.nodes, by, top)
+	fmt.Fprintf(w, "== %s ==\n", t.name)
+	fmt.Fprintf(w, "top %d of %d nodes by %s bytes (sizes 1024-based)\n", len(ranked), len(t.nodes), by)
+	fmt.Fprintln(w, "bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated;")
+	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended")
+	if len(ranked) == 0 {
+		fmt.Fprintln(w, "\n  no node has memory")
+		return
+	}
+	fmt.Fprintln(w)
+	tb := newTable("PEAK", "RESIDUAL", "BYTES", "KIND", "NODE", "PATH").alignRight(0, 1, 2)
+	for _, n := range ranked {
+		ref := t.tree.describeNode(n.key)
+		tb.add(formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), ref.kind, n.key, ref.path)
+	}
+	tb.write(w, "  ")
+}

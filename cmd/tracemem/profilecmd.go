@@ -1,0 +1,36 @@
+// profilecmd.go holds the profile subcommand: the MemoryProfile of a trace as JSON.
+
+package main
+
+import (
+	"bufio"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tracemem/tracemem"
+)
+
+func cmdProfile(e *env, args []string) error {
+	fs := newFlags("profile")
+	points := boundedInt{v: 0, min: 0}
+	fs.Var(&points, "max-points", "timeline points kept per device (0: one per memory event)")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkFiles("profile", files, 1); err != nil {
+		return err
+	}
+	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}})
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(e.stdout, 1<<16)
+	if err := json.MarshalWrite(w, t.profile, jsontext.WithIndentPrefix(""), jsontext.WithIndent("  ")); err != nil {
+		return err
+	}
+	if err := w.WriteByte('\n'); err != nil {
+		return err
+	}
+	return w.Flush()
+}

@@ -1,0 +1,139 @@
+// progress.go holds the progress bar shown on a terminal while large inputs are read.
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// progressMinBytes is the input size above which a progress bar is shown.
+const progressMinBytes = 64 << 20
+
+// progressEvery is how often the bar is redrawn at most.
+const progressEvery = 200 * time.Millisecond
+
+// progress draws a one-line bar with bytes read, rate and ETA on a terminal.
+// A nil *progress draws nothing; its methods are safe for concurrent use.
+type progress struct {
+	w     io.Writer
+	total int64 // bytes of all inputs
+	read  atomic.Int64
+	start time.Time
+	now   func() time.Time
+
+	mu    sync.Mutex
+	last  time.Time // last draw
+	drawn bool
+}
+
+// newProgress returns a progress bar on w for total input bytes, or nil when
+// w is not a terminal or total is at most progressMinBytes.
+func newProgress(w io.Writer, total int64) *progress {
+	if total <= progressMinBytes || !isTerminal(w) {
+		return nil
+	}
+	return &progress{w: w, total: total, start: time.Now(), now: time.Now}
+}
+
+// isTerminal reports whether w is a terminal: an *os.File on a character
+// device other than the null device (no dependency on a terminal library).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || f == nil || f.Name() == os.DevNull {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// wrap returns r counting its bytes into the bar.
+func (p *progress) wrap(r io.Reader) io.Reader {
+	if p == nil {
+		return r
+	}
+	return &progressReader{r: r, p: p}
+}
+
+type progressReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.p.add(int64(n))
+	return n, err
+}
+
+func (p *progress) add(n int64) {
+	read := p.read.Add(n)
+	now := p.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now.Sub(p.last) < progressEvery {
+		return
+	}
+	p.last = now
+	fmt.Fprint(p.w, "\r"+renderBar(read, p.total, now.Sub(p.start)))
+	p.drawn = true
+}
+
+// finish erases the bar.
+func (p *progress) finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", barLineWidth)+"\r")
+		p.drawn = false
+	}
+}
+
+const (
+	barWidth     = 30
+	barLineWidth = 79
+)
+
+// renderBar renders the bar for read of total bytes after elapsed:
+// "[=====>    ]  45.0%  1.20 GiB / 2.60 GiB  210.00 MiB/s  ETA 0:07".
+func renderBar(read, total int64, elapsed time.Duration) string {
+	frac := 0.0
+	if total > 0 {
+		frac = min(float64(read)/float64(total), 1)
+	}
+	filled := int(frac * barWidth)
+	bar := strings.Repeat("=", filled)
+	if filled < barWidth {
+		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
+	}
+	rate, eta := "-", "-"
+	if secs := elapsed.Seconds(); secs > 0 && read > 0 {
+		bps := float64(read) / secs
+		rate = formatBytes(uint64(bps)) + "/s"
+		left := time.Duration(float64(max(total-read, 0)) / bps * float64(time.Second))
+		eta = formatClock(left)
+	}
+	line := fmt.Sprintf("[%s] %5.1f%%  %s / %s  %s  ETA %s", bar, 100*frac,
+		formatBytes(uint64(max(read, 0))), formatBytes(uint64(max(total, 0))), rate, eta)
+	if len(line) < barLineWidth {
+		line += strings.Repeat(" ", barLineWidth-len(line))
+	}
+	return line
+}
+
+// formatClock renders d as m:ss, or h:mm:ss from an hour on.
+func formatClock(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}

@@ -1,0 +1,368 @@
+// report.go holds the report subcommand: one self-contained HTML file with an inline SVG timeline per device.
+
+package main
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/tracemem/tracemem"
+)
+
+// reportTimelinePoints is the default number of timeline points kept per
+// device for the report: peak-preserving downsampling keeps the file small
+// for any trace size while every peak stays exact.
+const reportTimelinePoints = 2000
+
+// Rows of the report's tables.
+const (
+	reportTopAllocations = 50
+	reportTopNodes       = 30
+)
+
+func cmdReport(e *env, args []string) error {
+	fs := newFlags("report")
+	var out string
+	points := boundedInt{v: reportTimelinePoints, min: 1}
+	fs.StringVar(&out, "o", "", "output HTML file (- for stdout)")
+	fs.Var(&points, "max-points", "timeline points kept per device")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return usagef("report: -o FILE is required")
+	}
+	if err := checkFiles("report", files, 1); err != nil {
+		return err
+	}
+	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}, wantNodes: true, wantOps: true})
+	if err != nil {
+		return err
+	}
+	return writeOutput(e, out, func(w io.Writer) error { return writeReport(w, t) })
+}
+
+// categoryColors are the fill colours of the categories in the report.
+var categoryColors = [tracemem.NumCategories]string{
+	tracemem.CategoryOther:      "#a0a0a0",
+	tracemem.CategoryParameter:  "#4e79a7",
+	tracemem.CategoryActivation: "#f28e2b",
+	tracemem.CategoryGradient:   "#59a14f",
+	tracemem.CategoryOptimizer:  "#b07aa1",
+}
+
+const reportCSS = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.path{font-family:ui-monospace,monospace;font-size:12px}
+.meta{color:#555}.legend span{display:inline-block;margin-right:16px}
+.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
+figure{margin:12px 0 24px}figcaption{font-weight:600;margin-bottom:4px}
+svg text{font:11px system-ui,sans-serif;fill:#333}`
+
+// writeReport writes the HTML report of t. The document is well-formed XML
+// as well as HTML, needs no network access and no script.
+func writeReport(w io.Writer, t *trace) error {
+	var b strings.Builder
+	p := t.profile
+	s := &p.Summary
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>tracemem report: %s</title>\n<style>%s</style>\n</head>\n<body>\n", esc(t.name), reportCSS)
+	fmt.Fprintf(&b, "<h1>Memory report: %s</h1>\n", esc(t.name))
+	if r := t.run; r != nil {
+		fmt.Fprintf(&b, "<p class=\"meta\">run %s (%s), entrypoint %s, main device %s</p>\n", esc(orDash(r.id)), esc(orDash(r.phase)), esc(orDash(r.entrypoint)), esc(orDash(r.device)))
+	}
+	b.WriteString("<p class=\"meta\">Sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start. A span path is the span names from the root down, joined with \" &gt; \".</p>\n")
+
+	b.WriteString("<h2>Summary</h2>\n<table>\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>\n", esc(k), esc(v)) }
+	if s.PeakDevice == "" {
+		row("Peak", "none (no memory events)")
+	} else {
+		row("Peak", fmt.Sprintf("%s (%d bytes) on %s at %s ms", formatBytes(s.PeakBytes), s.PeakBytes, s.PeakDevice, formatMs(s.PeakTimestampNs)))
+		var cats []string
+		for c, v := range s.PeakByCategory.All() {
+			if v > 0 {
+				cats = append(cats, fmt.Sprintf("%s %s", c, formatBytes(v)))
+			}
+		}
+		row("Peak by category", strings.Join(cats, ", "))
+	}
+	row("Events", fmt.Sprintf("%d allocs, %d frees, %s allocated in total", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes)))
+	row("Pre-existing", formatBytes(s.PreexistingBytes))
+	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes))
+	a := &p.Anomalies
+	row("Anomalies", fmt.Sprintf("%d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches",
+		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches))
+	b.WriteString("</table>\n")
+
+	b.WriteString("<h2>Devices</h2>\n<table>\n<tr><th>device</th><th class=\"n\">capacity</th><th class=\"n\">peak</th><th class=\"n\">peak at (ms)</th><th class=\"n\">allocs</th><th class=\"n\">frees</th></tr>\n")
+	for _, d := range p.ByDevice {
+		capacity := "unknown"
+		if d.CapacityBytes > 0 {
+			capacity = formatBytes(d.CapacityBytes)
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%d</td><td class=\"n\">%d</td></tr>\n",
+			esc(d.Device), capacity, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs), d.AllocCount, d.FreeCount)
+	}
+	b.WriteString("</table>\n")
+
+	b.WriteString("<h2>Memory timeline</h2>\n<p class=\"legend\">")
+	for _, c := range tracemem.Categories {
+		fmt.Fprintf(&b, "<span><i style=\"background:%s\"></i>%s</span>", categoryColors[c], c)
+	}
+	b.WriteString("<span><i style=\"background:#222;height:2px\"></i>live bytes</span><span><i style=\"background:#d62728;height:2px\"></i>capacity</span></p>\n")
+	if len(p.ByDevice) == 0 {
+		b.WriteString("<p>The trace has no memory events.</p>\n")
+	}
+	tEnd := uint64(0)
+	for i := range p.Timeline {
+		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
+	}
+	for _, d := range p.ByDevice {
+		writeDeviceChart(&b, p, d, tEnd)
+	}
+
+	if s.PeakDevice != "" {
+		n := min(reportTopAllocations, len(p.PeakBreakdown))
+		fmt.Fprintf(&b, "<h2>Top %d allocations at the peak (of %d live on %s)</h2>\n", n, len(p.PeakBreakdown), esc(s.PeakDevice))
+		b.WriteString("<table>\n<tr><th class=\"n\">bytes</th><th>category</th><th>dtype</th><th>shape</th><th>op</th><th>tensor</th><th>span path</th></tr>\n")
+		for _, a := range p.PeakBreakdown[:n] {
+			fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
+				formatBytes(a.Bytes), a.Category, esc(orDash(a.DType)), formatShape(a.Shape), esc(orDash(opName(a.OpName))), esc(a.TensorID), esc(t.tree.path(a.SpanID)))
+		}
+		b.WriteString("</table>\n")
+	}
+
+	ranked := rankNodes(t.nodes, sortPeak, reportTopNodes)
+	fmt.Fprintf(&b, "<h2>Nodes with the highest peak (%d of %d)</h2>\n", len(ranked), len(t.nodes))
+	b.WriteString("<p class=\"meta\">bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated; residual: bytes its subtree allocated still live when it ended.</p>\n")
+	b.WriteString("<table>\n<tr><th class=\"n\">peak</th><th class=\"n\">residual</th><th class=\"n\">bytes</th><th>kind</th><th>node</th><th>path</th></tr>\n")
+	for _, n := range ranked {
+		ref := t.tree.describeNode(n.key)
+		fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
+			formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), esc(ref.kind), esc(n.key), esc(ref.path))
+	}
+	b.WriteString("</table>\n<p class=\"meta\">Made by tracemem.</p>\n</body>\n</html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Chart geometry, in SVG user units.
+const (
+	chartW, chartH             = 1000.0, 300.0
+	chartLeft, chartRight      = 70.0, 20.0
+	chartTop, chartBottom      = 24.0, 36.0
+	plotW                      = chartW - chartLeft - chartRight
+	plotH                      = chartH - chartTop - chartBottom
+	capacityOffChartMultiplier = 2 // a capacity above this many times the peak is not drawn to scale
+)
+
+// writeDeviceChart writes the figure of one device: the stacked area of its
+// categories over time (step-wise: a point's value holds until the next
+// point), the live bytes outline, the capacity line when known and within
+// capacityOffChartMultiplier × the peak, and the device peak marked. The time
+// axis runs from 0 to tEnd (the last timestamp of any device).
+func writeDeviceChart(b *strings.Builder, p *tracemem.MemoryProfile, d tracemem.DeviceMemoryStats, tEnd uint64) {
+	var pts []*tracemem.TimelinePoint
+	var present tracemem.CategorySet
+	for i := range p.Timeline {
+		if pt := &p.Timeline[i]; pt.Device == d.Device {
+			pts = append(pts, pt)
+			for c, v := range pt.ByCategory.All() {
+				if v > 0 {
+					present = present.With(c)
+				}
+			}
+		}
+	}
+	top := d.PeakBytes
+	capDrawn := d.CapacityBytes > 0 && d.CapacityBytes <= capacityOffChartMultiplier*max(d.PeakBytes, 1)
+	if capDrawn {
+		top = max(top, d.CapacityBytes)
+	}
+	yAxis := niceAxis(top)
+	tAxis := niceTimeAxis(tEnd)
+	x := func(ns uint64) float64 { return chartLeft + plotW*float64(ns)/float64(tAxis.maxNs) }
+	y := func(v uint64) float64 { return chartTop + plotH - plotH*float64(v)/yAxis.maxBytes }
+
+	caption := fmt.Sprintf("%s: peak %s at %s ms", d.Device, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs))
+	switch {
+	case d.CapacityBytes == 0:
+		caption += ", capacity unknown"
+	case capDrawn:
+		caption += fmt.Sprintf(", capacity %s", formatBytes(d.CapacityBytes))
+	default:
+		caption += fmt.Sprintf(", capacity %s (above the chart)", formatBytes(d.CapacityBytes))
+	}
+	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n", esc(caption))
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\" data-device=\"%s\">\n<title>%s</title>\n",
+		chartW, chartH, chartW, chartH, esc(d.Device), esc("memory timeline of "+d.Device))
+	fmt.Fprintf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n", chartLeft, chartTop, plotW, plotH)
+
+	// Grid and axes.
+	for _, tk := range yAxis.ticks {
+		yy := y(tk.bytes)
+		fmt.Fprintf(b, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#e4e4e4\"/><text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+			chartLeft, yy, chartLeft+plotW, yy, chartLeft-6, yy+4, tk.label)
+	}
+	fmt.Fprintf(b, "<text x=\"14\" y=\"%g\" transform=\"rotate(-90 14 %g)\" text-anchor=\"middle\">%s</text>\n", chartTop+plotH/2, chartTop+plotH/2, yAxis.unit)
+	for _, tk := range tAxis.ticks {
+		xx := x(tk.ns)
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",
+			xx, chartTop+plotH, xx, chartTop+plotH+5, xx, chartTop+plotH+18, tk.label)
+	}
+	fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">time (ms)</text>\n", chartLeft+plotW/2, chartH-4)
+
+	// Stacked areas, one path per category with bytes, bottom up in display order.
+	if len(pts) > 0 {
+		xEnd := x(tAxis.maxNs)
+		lower := make([]uint64, len(pts))
+		upper := make([]uint64, len(pts))
+		for _, c := range tracemem.Categories {
+			if !present.Has(c) {
+				continue
+			}
+			for i, pt := range pts {
+				upper[i] = addSat(lower[i], pt.ByCategory.Get(c))
+			}
+			fmt.Fprintf(b, "<path class=\"area\" data-category=\"%s\" fill=\"%s\" d=\"%s\"/>\n", c, categoryColors[c], stepArea(pts, lower, upper, x, y, xEnd))
+			copy(lower, upper)
+		}
+		live := make([]uint64, len(pts))
+		for i, pt := range pts {
+			live[i] = pt.LiveBytes
+		}
+		fmt.Fprintf(b, "<path class=\"live\" fill=\"none\" stroke=\"#222\" stroke-width=\"1\" d=\"%s\"/>\n", stepLine(pts, live, x, y, xEnd))
+	}
+	if capDrawn {
+		yy := y(d.CapacityBytes)
+		fmt.Fprintf(b, "<line class=\"capacity\" x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/><text x=\"%g\" y=\"%.1f\" text-anchor=\"end\" fill=\"#d62728\">capacity %s</text>\n",
+			chartLeft, yy, chartLeft+plotW, yy, chartLeft+plotW-4, yy-4, formatBytes(d.CapacityBytes))
+	}
+	if len(pts) > 0 {
+		px, py := x(d.PeakTimestampNs), y(d.PeakBytes)
+		anchor := "start"
+		if px > chartLeft+plotW*0.7 {
+			anchor = "end"
+		}
+		dx := 6.0
+		if anchor == "end" {
+			dx = -6
+		}
+		fmt.Fprintf(b, "<g class=\"peak\"><line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#d62728\" stroke-dasharray=\"2 3\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"><title>%s</title></circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#d62728\">peak %s at %s ms</text></g>\n",
+			px, chartTop, px, chartTop+plotH, px, py, esc(caption), px+dx, max(py-8, chartTop+12), anchor, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs))
+	}
+	b.WriteString("</svg>\n</figure>\n")
+}
+
+// stepArea returns the path of the band between lower and upper, drawn as
+// steps from the first point to xEnd.
+func stepArea(pts []*tracemem.TimelinePoint, lower, upper []uint64, x func(uint64) float64, y func(uint64) float64, xEnd float64) string {
+	var b strings.Builder
+	n := len(pts)
+	fmt.Fprintf(&b, "M%.1f %.1f", x(pts[0].TimestampNs), y(upper[0]))
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "H%.1fV%.1f", x(pts[i].TimestampNs), y(upper[i]))
+	}
+	fmt.Fprintf(&b, "H%.1fV%.1f", xEnd, y(lower[n-1]))
+	for i := n - 1; i >= 1; i-- {
+		fmt.Fprintf(&b, "H%.1fV%.1f", x(pts[i].TimestampNs), y(lower[i-1]))
+	}
+	fmt.Fprintf(&b, "H%.1fZ", x(pts[0].TimestampNs))
+	return b.String()
+}
+
+// stepLine returns the path of values drawn as steps from the first point to
+// xEnd.
+func stepLine(pts []*tracemem.TimelinePoint, v []uint64, x func(uint64) float64, y func(uint64) float64, xEnd float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "M%.1f %.1f", x(pts[0].TimestampNs), y(v[0]))
+	for i := 1; i < len(pts); i++ {
+		fmt.Fprintf(&b, "H%.1fV%.1f", x(pts[i].TimestampNs), y(v[i]))
+	}
+	fmt.Fprintf(&b, "H%.1f", xEnd)
+	return b.String()
+}
+
+// axisTick is one labelled tick.
+type axisTick struct {
+	bytes uint64
+	ns    uint64
+	label string
+}
+
+// byteAxis is the bytes axis of a chart: from 0 to maxBytes, labelled in
+// GiB from 1 GiB on, else in MiB.
+type byteAxis struct {
+	maxBytes float64
+	unit     string
+	ticks    []axisTick
+}
+
+// niceAxis returns a bytes axis covering top (1 MiB when 0) with 3 to 6
+// ticks at 1, 2 or 5 times a power of ten of the unit.
+func niceAxis(top uint64) byteAxis {
+	if top == 0 {
+		top = mib // an empty device: a 1 MiB axis
+	}
+	unit, name := float64(mib), "MiB"
+	if top >= gib {
+		unit, name = gib, "GiB"
+	}
+	topU := float64(top) / unit
+	step := niceStep(topU / 5)
+	n := math.Ceil(topU/step - 1e-9)
+	ax := byteAxis{maxBytes: n * step * unit, unit: name}
+	dec := decimals(step)
+	for k := 0.0; k <= n+1e-9; k++ {
+		ax.ticks = append(ax.ticks, axisTick{bytes: uint64(math.Round(k * step * unit)), label: fmt.Sprintf("%.*f", dec, k*step)})
+	}
+	return ax
+}
+
+// timeAxis is the time axis of a chart, from 0 to maxNs, labelled in ms.
+type timeAxis struct {
+	maxNs uint64
+	ticks []axisTick
+}
+
+// niceTimeAxis returns a time axis from 0 to end (at least 1 ns) with ticks
+// at 1, 2 or 5 times a power of ten of a millisecond.
+func niceTimeAxis(end uint64) timeAxis {
+	end = max(end, 1)
+	endMs := float64(end) / 1e6
+	step := niceStep(endMs / 8)
+	dec := decimals(step)
+	ax := timeAxis{maxNs: end}
+	for k := 0.0; k*step <= endMs*(1+1e-9); k++ {
+		ax.ticks = append(ax.ticks, axisTick{ns: uint64(math.Round(k * step * 1e6)), label: fmt.Sprintf("%.*f", dec, k*step)})
+	}
+	return ax
+}
+
+// niceStep returns the smallest of 1, 2 or 5 × 10^k that is ≥ raw.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// decimals returns the decimals needed to print multiples of step.
+func decimals(step float64) int {
+	return max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+}
+
+// esc escapes text for HTML and XML.
+func esc(s string) string { return html.EscapeString(s) }

@@ -1,0 +1,172 @@
+// spans_test.go holds the tests of the span tree, span paths and the line tap that collects spans from a stream.
+
+package main
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/tracemem/tracemem"
+)
+
+// chunkReader returns data in chunks of random sizes from 1 to 64 bytes.
+type chunkReader struct {
+	data []byte
+	rng  *rand.Rand
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), 1+c.rng.IntN(64), len(c.data))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// TestTapCollectsWhatTheReaderReads streams the sample through the tap in
+// tiny chunks (and one byte at a time), and compares the spans, ends and op
+// names it collected with the document the library's reader makes, and the
+// bytes passed through with the input.
+func TestTapCollectsWhatTheReaderReads(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := tracemem.ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := treeFromDocument(doc)
+	readers := map[string]io.Reader{
+		"random chunks":    &chunkReader{data: data, rng: rand.New(rand.NewPCG(1, 2))},
+		"one byte":         iotest.OneByteReader(bytes.NewReader(data)),
+		"no final newline": &chunkReader{data: bytes.TrimSuffix(data, []byte("\n")), rng: rand.New(rand.NewPCG(3, 4))},
+	}
+	for name, r := range readers {
+		t.Run(name, func(t *testing.T) {
+			c := newCollector(true)
+			passed, err := io.ReadAll(&lineTap{r: r, c: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(passed, data) && !bytes.Equal(passed, bytes.TrimSuffix(data, []byte("\n"))) {
+				t.Fatalf("the tap changed the bytes")
+			}
+			got := c.tree
+			if len(got.spans) != len(want.spans) {
+				t.Fatalf("collected %d spans, the reader %d", len(got.spans), len(want.spans))
+			}
+			for _, ws := range want.spans {
+				gs := got.span(ws.id)
+				if gs == nil || *gs != ws {
+					t.Fatalf("span %s: collected %+v, the reader %+v", ws.id, gs, ws)
+				}
+			}
+			if len(got.ops) != len(want.ops) {
+				t.Errorf("ops of %d spans, the reader %d", len(got.ops), len(want.ops))
+			}
+			for id, ops := range want.ops {
+				if !slices.Equal(got.ops[id], ops) {
+					t.Errorf("ops of %s = %q, the reader %q", id, got.ops[id], ops)
+				}
+			}
+			if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device {
+				t.Errorf("run %+v, want %s %s %s", c.run, doc.Run.RunID, doc.Run.Phase, doc.Run.Device)
+			}
+		})
+	}
+}
+
+func TestRecordKind(t *testing.T) {
+	cases := []struct {
+		line, want, reason string
+	}{
+		{`{"kind": "span_start", "id": "a"}`, "span_start", "the usual form"},
+		{`{"id":"a","kind":"op"}`, "op", "kind need not come first, nor spaces"},
+		{`{"kind" :  "meta"}`, "meta", "spaces around the colon"},
+		{`{"name": "kind", "kind": "x"}`, "", `"kind" as a value is not taken for the member (stops at the first, which is not followed by a colon)`},
+		{`{"kind": 5}`, "", "a kind that is not a string"},
+		{`{"kind": "unterminated`, "", "a cut line"},
+		{`not json`, "", "no kind at all"},
+	}
+	for _, c := range cases {
+		if got := string(recordKind([]byte(c.line))); got != c.want {
+			t.Errorf("%s: recordKind(%s) = %q, want %q", c.reason, c.line, got, c.want)
+		}
+	}
+}
+
+// TestSpanPaths checks span paths: root first, unknown spans named by id,
+// cycles cut, deep paths elided in the middle (and walked without
+// recursion), and op nodes named by their op.
+func TestSpanPaths(t *testing.T) {
+	tr := newSpanTree()
+	tr.addSpan(spanInfo{id: "r", name: "step"})
+	tr.addSpan(spanInfo{id: "m", parent: "r", name: "layer", kind: tracemem.SpanModule})
+	tr.addSpan(spanInfo{id: "o", parent: "m", name: "matmul", kind: tracemem.SpanOp})
+	tr.addSpan(spanInfo{id: "orphan", parent: "gone", name: "lost"})
+	tr.addSpan(spanInfo{id: "c1", parent: "c2", name: "ping"})
+	tr.addSpan(spanInfo{id: "c2", parent: "c1", name: "pong"})
+	tr.addSpan(spanInfo{id: "r", name: "duplicate"})
+	tr.addOp("o", "matmul")
+	tr.addOp("o", "scale")
+	cases := []struct {
+		id, want, reason string
+	}{
+		{"o", "step > layer > matmul", "names from the root down, joined with ' > '"},
+		{"r", "step", "a root is its own path; a duplicate span id does not replace the first"},
+		{"orphan", "gone > lost", "a parent the trace does not have is named by its id"},
+		{"nosuch", "nosuch", "an unknown span is named by its id"},
+		{"", "-", "no span"},
+	}
+	for _, c := range cases {
+		if got := tr.path(c.id); got != c.want {
+			t.Errorf("%s: path(%q) = %q, want %q", c.reason, c.id, got, c.want)
+		}
+	}
+	if got := tr.pathNames("c1"); len(got) > len(tr.spans)+1 {
+		t.Errorf("a parent cycle gave a path of %d names", len(got))
+	}
+
+	nodes := []struct {
+		key, kind, path, reason string
+	}{
+		{"o", "op span", "step > layer > matmul", "a span of kind op"},
+		{"m", "module", "step > layer", "a module span"},
+		{"o/op/1", "op", "step > layer > matmul > [scale]", "an op record is named by its op, by index"},
+		{"o/op/7", "op", "step > layer > matmul > [op 7]", "an index past the ops collected keeps the number"},
+		{"weird", "?", "weird", "a key that is neither"},
+	}
+	for _, c := range nodes {
+		if got := tr.describeNode(c.key); got.kind != c.kind || got.path != c.path {
+			t.Errorf("%s: describeNode(%q) = %+v, want %s %q", c.reason, c.key, got, c.kind, c.path)
+		}
+	}
+
+	deep := newSpanTree()
+	const depth = 100_000
+	for i := range depth {
+		parent := ""
+		if i > 0 {
+			parent = "s" + strconv.Itoa(i-1)
+		}
+		deep.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i)})
+	}
+	names := deep.pathNames("s" + strconv.Itoa(depth-1))
+	if len(names) != depth || names[0] != "n0" || names[depth-1] != "n99999" {
+		t.Fatalf("deep path: %d names from %s to %s", len(names), names[0], names[len(names)-1])
+	}
+	p := deep.path("s" + strconv.Itoa(depth-1))
+	if strings.Count(p, pathSep) != maxPathNames || !strings.HasPrefix(p, "n0 > n1 > … > ") || !strings.HasSuffix(p, " > n99999") {
+		t.Errorf("deep path printed as %q", p)
+	}
+}

@@ -1,0 +1,188 @@
+// summary.go holds the summary subcommand: a plain-text report of one or more traces.
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tracemem/tracemem"
+)
+
+// summaryTimelinePoints is the timeline the summary keeps per device: it
+// shows no timeline, and downsampling keeps every peak exact.
+const summaryTimelinePoints = 16
+
+func cmdSummary(e *env, args []string) error {
+	fs := newFlags("summary")
+	top := boundedInt{v: 10, min: 1}
+	fs.Var(&top, "top", "allocations at the peak to list")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkFiles("summary", files, -1); err != nil {
+		return err
+	}
+	traces, errs := loadAll(e, files, loadOptions{opts: tracemem.Options{MaxTimelinePoints: summaryTimelinePoints}})
+	failed := false
+	for i, t := range traces {
+		if errs[i] != nil {
+			fmt.Fprintf(e.stderr, "tracemem: %s\n", errs[i])
+			failed = true
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		writeSummary(e.stdout, t, top.v)
+	}
+	if len(files) > 1 {
+		fmt.Fprintln(e.stdout)
+		writeFilesTable(e.stdout, files, traces)
+	}
+	if failed {
+		return errReported
+	}
+	return nil
+}
+
+// checkFiles checks the number of trace arguments (want < 0: at least one)
+// and that standard input is named at most once.
+func checkFiles(cmd string, files []string, want int) error {
+	switch {
+	case len(files) == 0:
+		return usagef("%s: no trace file given", cmd)
+	case want > 0 && len(files) != want:
+		return usagef("%s: want %d trace file, got %d: %s", cmd, want, len(files), strings.Join(files, " "))
+	}
+	stdin := 0
+	for _, f := range files {
+		if f == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usagef("%s: standard input (-) given more than once", cmd)
+	}
+	return nil
+}
+
+// writeSummary writes the plain-text report of one trace.
+func writeSummary(w io.Writer, t *trace, top int) {
+	p := t.profile
+	s := &p.Summary
+	fmt.Fprintf(w, "== %s ==\n", t.name)
+	if r := t.run; r != nil {
+		fmt.Fprintf(w, "run %s (%s), entrypoint %s, main device %s\n", orDash(r.id), orDash(r.phase), orDash(r.entrypoint), orDash(r.device))
+	}
+	fmt.Fprintln(w, "sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start")
+
+	fmt.Fprintln(w, "\nDevices")
+	if len(p.ByDevice) == 0 {
+		fmt.Fprintln(w, "  none: the trace has no memory events")
+	} else {
+		tb := newTable("DEVICE", "CAPACITY", "PEAK", "OF CAPACITY", "PEAK AT (ms)", "ALLOCS", "FREES").alignRight(1, 2, 3, 4, 5, 6)
+		for _, d := range p.ByDevice {
+			capacity := "unknown"
+			if d.CapacityBytes > 0 {
+				capacity = formatBytes(d.CapacityBytes)
+			}
+			tb.add(d.Device, capacity, formatBytes(d.PeakBytes), formatPercent(d.PeakBytes, d.CapacityBytes),
+				formatMs(d.PeakTimestampNs), fmt.Sprint(d.AllocCount), fmt.Sprint(d.FreeCount))
+		}
+		tb.write(w, "  ")
+	}
+
+	if s.PeakDevice == "" {
+		fmt.Fprintln(w, "\nPeak: none (no memory events)")
+	} else {
+		fmt.Fprintf(w, "\nPeak: %s (%d bytes) on %s at %s ms\n", formatBytes(s.PeakBytes), s.PeakBytes, s.PeakDevice, formatMs(s.PeakTimestampNs))
+		fmt.Fprintf(w, "\nPeak by category (%s at the peak)\n", s.PeakDevice)
+		tb := newTable("CATEGORY", "BYTES", "SHARE").alignRight(1, 2)
+		for c, b := range s.PeakByCategory.All() {
+			if b > 0 {
+				tb.add(c.String(), formatBytes(b), formatPercent(b, s.PeakBytes))
+			}
+		}
+		tb.write(w, "  ")
+
+		n := min(top, len(p.PeakBreakdown))
+		fmt.Fprintf(w, "\nTop %d allocations at the peak (of %d live on %s)\n", n, len(p.PeakBreakdown), s.PeakDevice)
+		if n == 0 {
+			fmt.Fprintln(w, "  none")
+		} else {
+			tb := newTable("BYTES", "CATEGORY", "DTYPE", "SHAPE", "OP", "TENSOR", "SPAN PATH").alignRight(0)
+			for _, a := range p.PeakBreakdown[:n] {
+				tb.add(formatBytes(a.Bytes), a.Category.String(), orDash(a.DType), formatShape(a.Shape),
+					orDash(opName(a.OpName)), a.TensorID, t.tree.path(a.SpanID))
+			}
+			tb.write(w, "  ")
+		}
+	}
+
+	fmt.Fprintf(w, "\nPre-existing: %s (freed in the trace but allocated before it began; counted from the start)\n", formatBytes(s.PreexistingBytes))
+	fmt.Fprintf(w, "Autograd-retained activations: %s (live when backward began)\n", formatBytes(s.AutogradRetainedBytes))
+	a := &p.Anomalies
+	fmt.Fprintf(w, "Anomalies: %d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches\n",
+		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches)
+	fmt.Fprintf(w, "Events: %d allocs, %d frees, %s allocated in total\n", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes))
+}
+
+// writeFilesTable writes one row per file, the highest peak marked with *.
+func writeFilesTable(w io.Writer, files []string, traces []*trace) {
+	best := -1
+	for i, t := range traces {
+		if t != nil && t.profile.Summary.PeakDevice != "" &&
+			(best < 0 || t.profile.Summary.PeakBytes > traces[best].profile.Summary.PeakBytes) {
+			best = i
+		}
+	}
+	fmt.Fprintln(w, "Files (* = highest peak)")
+	tb := newTable("", "FILE", "PEAK", "DEVICE", "PEAK AT (ms)", "ALLOCS", "FREES", "ANOMALIES").alignRight(2, 4, 5, 6, 7)
+	for i, t := range traces {
+		mark := ""
+		if i == best {
+			mark = "*"
+		}
+		if t == nil {
+			tb.add(mark, files[i], "failed", "-", "-", "-", "-", "-")
+			continue
+		}
+		s, a := &t.profile.Summary, &t.profile.Anomalies
+		tb.add(mark, t.name, formatBytes(s.PeakBytes), orDash(s.PeakDevice), formatMs(s.PeakTimestampNs),
+			fmt.Sprint(s.AllocCount), fmt.Sprint(s.FreeCount),
+			fmt.Sprint(a.UnmatchedFrees+a.DoubleFrees+a.DuplicateAllocs+a.SizeMismatches))
+	}
+	tb.write(w, "  ")
+}
+
+// formatShape renders a shape as [d0,d1,...]; a scalar is [].
+func formatShape(shape []uint64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, d := range shape {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(d, 10))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func opName(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
