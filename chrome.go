@@ -1149,7 +1149,8 @@ func (p *chromeParser) build() *TraceDocument {
 		size int64
 	}
 	var (
-		byAddr   = make(map[addrKey]*block, len(mems)/2+1)
+		byAddr   = make(map[addrKey]int32, len(mems)/4+1)
+		blocks   = make([]block, 0, len(mems)/4+1)
 		bySize   = make(map[sizeKey][]block)
 		buf      []byte
 		nSamples int
@@ -1222,7 +1223,6 @@ func (p *chromeParser) build() *TraceDocument {
 		ev.Bytes = uint64(size)
 		if m.flags&memHasAddr != 0 {
 			k := addrKey{m.dev, m.addr}
-			b := byAddr[k]
 			newID := func(gen uint64) string {
 				buf = append(append(buf[:0], dev...), "@0x"...)
 				buf = strconv.AppendUint(buf, m.addr, 16)
@@ -1230,23 +1230,29 @@ func (p *chromeParser) build() *TraceDocument {
 				buf = strconv.AppendUint(buf, gen, 10)
 				return string(buf)
 			}
-			switch {
-			case ev.Action == ActionAlloc && b == nil:
-				b = &block{id: newID(0), live: true, cat: catOf(m.span)}
-				byAddr[k] = b
-			case ev.Action == ActionAlloc && !b.live:
-				b.gen++
-				b.id, b.live, b.cat = newID(b.gen), true, catOf(m.span)
-			case ev.Action == ActionAlloc: // at a live address: a duplicate alloc
-				b.cat = catOf(m.span)
-			case b == nil: // free of an address never allocated: pre-existing
-				b = &block{id: newID(0), cat: CategoryOther}
-				byAddr[k] = b
-				d.pre += size
-			default: // free (a double free when not live)
-				b.live = false
+			bi, seen := byAddr[k]
+			if !seen {
+				bi = int32(len(blocks))
+				byAddr[k] = bi
+				blocks = append(blocks, block{id: newID(0), live: ev.Action == ActionAlloc, cat: CategoryOther})
+				if ev.Action == ActionAlloc {
+					blocks[bi].cat = catOf(m.span)
+				} else { // a free of an address never allocated: pre-existing
+					d.pre += size
+				}
+			} else {
+				b := &blocks[bi]
+				switch {
+				case ev.Action == ActionAlloc && !b.live: // the address reused: a new tensor
+					b.gen++
+					b.id, b.live, b.cat = newID(b.gen), true, catOf(m.span)
+				case ev.Action == ActionAlloc: // at a live address: a duplicate alloc
+					b.cat = catOf(m.span)
+				default: // a free (a double free when not live)
+					b.live = false
+				}
 			}
-			ev.TensorID, ev.Category = b.id, b.cat
+			ev.TensorID, ev.Category = blocks[bi].id, blocks[bi].cat
 		} else {
 			k := sizeKey{m.dev, size}
 			if ev.Action == ActionAlloc {

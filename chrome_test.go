@@ -62,7 +62,7 @@ func mustReadChrome(t testing.TB, data []byte) *TraceDocument {
 	return doc
 }
 
-func gzipBytes(t testing.TB, data []byte) []byte {
+func chromeGzip(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
@@ -312,7 +312,7 @@ func TestChromeForms(t *testing.T) {
 		data         []byte
 		sameSamples  bool
 	}{
-		{"gzip", "gzip is detected by its magic bytes", gzipBytes(t, addr), true},
+		{"gzip", "gzip is detected by its magic bytes", chromeGzip(t, addr), true},
 		{"properties last", "deviceProperties may follow traceEvents", withPropsOnly(addr), true},
 		{"bare array", "a bare array of events is a trace (no capacity then)", bare, false},
 	} {
@@ -334,7 +334,7 @@ func TestChromeForms(t *testing.T) {
 		})
 	}
 	// ReadTrace recognizes both forms and hands them over.
-	for _, data := range [][]byte{addr, bare, gzipBytes(t, addr)} {
+	for _, data := range [][]byte{addr, bare, chromeGzip(t, addr)} {
 		doc, err := ReadTrace(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("ReadTrace: %v", err)
@@ -539,7 +539,7 @@ func TestChromeErrors(t *testing.T) {
 
 // corruptGzip returns a gzip stream whose checksum is wrong.
 func corruptGzip(t testing.TB) []byte {
-	z := gzipBytes(t, []byte(`[`+memEvent("1", 8, 1, 0, "")+`]`))
+	z := chromeGzip(t, []byte(`[`+memEvent("1", 8, 1, 0, "")+`]`))
 	z[len(z)-8] ^= 0xff // the CRC-32 of the trailer
 	return z
 }
