@@ -261,7 +261,11 @@ func (d *recordDecoder) next() (recordKind, error) {
 	for {
 		line, rerr := d.readLine()
 		if rerr != nil && rerr != io.EOF {
-			return recNone, &ParseError{Line: d.line, Msg: "read: " + rerr.Error(), Err: rerr}
+			at := d.line
+			if len(line) == 0 {
+				at++ // the error came before any byte of the next line
+			}
+			return recNone, &ParseError{Line: at, Msg: "read: " + rerr.Error(), Err: rerr}
 		}
 		if isBlank(line) {
 			if rerr == io.EOF {
@@ -455,7 +459,13 @@ func (p *valueParser) record(k recordKind, r *recordFields, ms []member, doc boo
 		case recEdge:
 			bit, perr = p.edgeField(&r.edge, m.name, m.val)
 		}
+		if perr == nil && seen&bit != 0 {
+			perr = &ParseError{Msg: "duplicate field", Err: ErrInvalidJSON}
+		}
 		if perr != nil {
+			if perr.Field == "" && perr.Err == ErrInvalidJSON {
+				perr.Field = string(m.name)
+			}
 			perr.Offset = int64(m.off)
 			return perr
 		}
@@ -1141,7 +1151,11 @@ func (p *valueParser) tags(v []byte) (map[string]string, *ParseError) {
 		if perr != nil {
 			return nil, perr
 		}
-		out[p.in.bytes(m.name)] = s
+		k := p.in.bytes(m.name)
+		if _, dup := out[k]; dup {
+			return nil, &ParseError{Field: "tags." + k, Msg: "duplicate field", Err: ErrInvalidJSON}
+		}
+		out[k] = s
 	}
 	return out, nil
 }

@@ -165,7 +165,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(seen()[:min(int(se.ByteOffset), len(seen()))], []byte{'\n'})
-			msg := strings.TrimPrefix(se.Error(), "jsontext: ")
+			msg := "not a trace: invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				msg = "truncated input: it ends inside a JSON value"
 			}

@@ -1,0 +1,531 @@
+// reader_test.go holds the table and golden tests of ReadTrace and ReadTraceFile.
+
+package tracemem
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+)
+
+// Lines of a small valid trace, used to build test inputs.
+const (
+	tMeta      = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"r/1","entrypoint":"main","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":3,"warmup_steps":1,"device":"cuda:0","timing_mode":"host","tags":{"a":"b"}}`
+	tMetaV7    = `{"kind":"meta","schema":"candle-graph/trace/7","run_id":"r","correlation_id":"r/1","entrypoint":"main","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":3,"warmup_steps":1,"device":"cuda:0","timing_mode":"host","tags":{"a":"b"}}`
+	tRoot      = `{"kind":"span_start","id":"root","name":"step","start_ns":0,"span_kind":"function","measured":true}`
+	tChild     = `{"kind":"span_start","id":"c","parent_id":"root","name":"fwd","start_ns":5,"span_kind":"module","measured":false,"step":"forward"}`
+	tRootEnd   = `{"kind":"span_end","id":"root","duration_ns":100}`
+	tMem       = `{"kind":"memory","timestamp_ns":10,"tensor_id":"t1","span_id":"root","device":"cuda:0","bytes":400,"action":"alloc","shape":[10,10],"dtype":"f32","category":"activation","op_name":"matmul"}`
+	tMemNoCat  = `{"kind":"memory","timestamp_ns":20,"tensor_id":"t1","span_id":"root","device":"cuda:0","bytes":400,"action":"free","shape":[10,10],"dtype":"f32"}`
+	tOp        = `{"kind":"op","span_id":"root","op_name":"matmul","inputs":["a","b"],"output":"t1","shape":[10,10],"dtype":"f32","device":"cuda:0","duration_ns":5,"timestamp_ns":10,"input_storage_bytes":800}`
+	tTensor    = `{"kind":"tensor","span_id":"root","tensor_id":"w","shape":[4,4],"dtype":"bf16","device":"cuda:0","requires_grad":true,"category":"parameter"}`
+	tDevMem    = `{"kind":"device_memory","timestamp_ns":0,"device":"cuda:0","used_bytes":10,"free_bytes":90,"capacity_bytes":100}`
+	tGradient  = `{"kind":"gradient","event_id":"g1","root":"model","key":"w","state":"present","norm":1.5}`
+	tEdge      = `{"kind":"edge","from_span":"root","to_span":"c","duration_ns":7}`
+	tChildEnd  = `{"kind":"span_end","id":"c","duration_ns":10}`
+	memPrefix  = `{"kind":"memory","timestamp_ns":10,"tensor_id":"t1","span_id":"root","device":"cuda:0","action":"alloc","shape":[10,10],"dtype":"f32",`
+	metaPrefix = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"r/1","entrypoint":"main","timestamp":"2026-12-01T00:00:00Z","capture_step":3,"warmup_steps":1,"device":"cuda:0","timing_mode":"host","tags":{},`
+)
+
+func rdLines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+func rdU64(v uint64) *uint64   { return &v }
+func rdF64(v float64) *float64 { return &v }
+
+// fullDoc is the document of rdLines(tMeta, tRoot, tChild, tOp, tTensor, tMem,
+// tDevMem, tMemNoCat, tGradient, tEdge, tChildEnd, tRootEnd), built by hand.
+func rdFullDoc() *TraceDocument {
+	return &TraceDocument{
+		Schema: SchemaV6,
+		Run: Run{RunID: "r", CorrelationID: "r/1", Entrypoint: "main", Phase: PhaseTrain,
+			Timestamp: "2026-12-01T00:00:00Z", CaptureStep: 3, WarmupSteps: 1, Device: "cuda:0",
+			TimingMode: TimingHost, Tags: map[string]string{"a": "b"}},
+		Spans: []Span{
+			{ID: "c", ParentID: "root", Name: "fwd", Kind: SpanModule, StartNs: 5, Closed: true, DurationNs: 10, Step: StepForward},
+			{ID: "root", Name: "step", Kind: SpanFunction, Measured: true, Closed: true, DurationNs: 100},
+		},
+		Ops: []Op{{SpanID: "root", OpName: "matmul", Inputs: []string{"a", "b"}, Output: "t1", Shape: []uint64{10, 10},
+			DType: "f32", Device: "cuda:0", DurationNs: 5, TimestampNs: 10, StorageBytes: rdU64(400), InputStorageBytes: 800}},
+		Tensors: []Tensor{{SpanID: "root", TensorID: "w", Shape: []uint64{4, 4}, DType: "bf16", Device: "cuda:0",
+			RequiresGrad: true, StorageBytes: rdU64(32), Category: CategoryParameter}},
+		Memory: []MemoryEvent{
+			{TimestampNs: 10, TensorID: "t1", SpanID: "root", OpName: "matmul", Device: "cuda:0", Bytes: 400,
+				Action: ActionAlloc, Shape: []uint64{10, 10}, DType: "f32", Category: CategoryActivation},
+			{TimestampNs: 20, TensorID: "t1", SpanID: "root", Device: "cuda:0", Bytes: 400,
+				Action: ActionFree, Shape: []uint64{10, 10}, DType: "f32", Category: CategoryOther},
+		},
+		DeviceMemory: []DeviceMemorySample{{Device: "cuda:0", UsedBytes: 10, FreeBytes: 90, CapacityBytes: rdU64(100)}},
+		Gradients:    []Gradient{{EventID: "g1", Root: "model", Key: "w", State: GradientPresent, Norm: rdF64(1.5)}},
+		Edges:        []Edge{{FromSpan: "root", ToSpan: "c", DurationNs: 7}},
+	}
+}
+
+func rdFullTrace() string {
+	return rdLines(tMeta, tRoot, tChild, tOp, tTensor, tMem, tDevMem, tMemNoCat, tGradient, tEdge, tChildEnd, tRootEnd)
+}
+
+func rdGzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadTraceValid checks documents of valid inputs against documents
+// built by hand.
+func TestReadTraceValid(t *testing.T) {
+	minimal := func(f func(*TraceDocument)) *TraceDocument {
+		d := &TraceDocument{Schema: SchemaV6, Run: rdFullDoc().Run}
+		f(d)
+		return d
+	}
+	docJSON, err := json.Marshal(rdFullDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, reason string
+		input        string
+		want         *TraceDocument
+	}{
+		{"full", "every record kind lands in its section; spans sorted by id, closed from span_end; tensor storage_bytes derived (4x4 bf16 = 32)",
+			rdFullTrace(), rdFullDoc()},
+		{"blank lines", "blank and white-space lines, CRLF endings and a last line without newline are fine",
+			"\n" + strings.ReplaceAll(strings.TrimSuffix(rdFullTrace(), "\n"), "\n", "\r\n \t\r\n\n"), rdFullDoc()},
+		{"gzip", "a gzip stream is detected by its magic bytes", string(rdGzip(t, []byte(rdFullTrace()))), rdFullDoc()},
+		{"document form", "the document JSON is detected by content", string(docJSON), rdFullDoc()},
+		{"gzip document", "gzip then document form", string(rdGzip(t, docJSON)), rdFullDoc()},
+		{"kind not first", "the JSONL is detected by a top-level kind anywhere in the first object",
+			rdLines(`{"schema":"candle-graph/trace/6","run_id":"r","correlation_id":"r/1","entrypoint":"main","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":3,"warmup_steps":1,"device":"cuda:0","timing_mode":"host","tags":{"a":"b"},"kind":"meta"}`),
+			minimal(func(*TraceDocument) {})},
+		{"unknown kinds and fields", "unknown record kinds and unknown fields are ignored",
+			rdLines(tMeta, `{"kind":"future_thing","x":[1,{"y":null}]}`, strings.Replace(tRoot, `{"kind"`, `{"extra":{"deep":[1,2,"x"]},"kind"`, 1), tRootEnd),
+			minimal(func(d *TraceDocument) {
+				d.Spans = []Span{{ID: "root", Name: "step", Kind: SpanFunction, Measured: true, Closed: true, DurationNs: 100}}
+			})},
+		{"unclosed span", "a span without span_end is not closed and has no duration",
+			rdLines(tMeta, tRoot), minimal(func(d *TraceDocument) {
+				d.Spans = []Span{{ID: "root", Name: "step", Kind: SpanFunction, Measured: true}}
+			})},
+		{"absent optionals", "absent op output, storage_bytes with an unknown dtype, category, op_name stay absent",
+			rdLines(tMeta, `{"kind":"op","span_id":"s","op_name":"x","inputs":[],"output":null,"shape":[4],"dtype":"weird","device":"d","duration_ns":1,"timestamp_ns":2,"input_storage_bytes":0}`,
+				`{"kind":"memory","timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":1,"action":"alloc","shape":[],"dtype":"u8","category":null,"op_name":null}`,
+				`{"kind":"device_memory","timestamp_ns":0,"device":"d","used_bytes":1,"free_bytes":2,"reserved_bytes":null}`,
+				`{"kind":"gradient","event_id":"e","root":"m","key":"k","state":"missing","norm":null}`),
+			minimal(func(d *TraceDocument) {
+				d.Ops = []Op{{SpanID: "s", OpName: "x", Shape: []uint64{4}, DType: "weird", Device: "d", DurationNs: 1, TimestampNs: 2}}
+				d.Memory = []MemoryEvent{{TimestampNs: 1, TensorID: "t", SpanID: "s", Device: "d", Bytes: 1, DType: "u8"}}
+				d.DeviceMemory = []DeviceMemorySample{{Device: "d", UsedBytes: 1, FreeBytes: 2}}
+				d.Gradients = []Gradient{{EventID: "e", Root: "m", Key: "k", State: GradientMissing}}
+			})},
+		{"explicit storage_bytes", "an explicit storage_bytes is kept even when it differs from shape x dtype",
+			rdLines(tMeta, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"storage_bytes":7`, 1)),
+			minimal(func(d *TraceDocument) { d.Ops = rdFullDoc().Ops; d.Ops[0].StorageBytes = rdU64(7) })},
+		{"schema 7", "schema /7: output_dense_bytes and input_dense_bytes map, storage_id, device_intervals and terminal are ignored",
+			rdLines(tMetaV7,
+				`{"kind":"op","span_id":"root","op_name":"matmul","inputs":["a","b"],"output":"t1","shape":[10,10],"dtype":"f32","device":"cuda:0","duration_ns":5,"timestamp_ns":10,"input_dense_bytes":800,"output_dense_bytes":9}`,
+				`{"kind":"memory","timestamp_ns":10,"tensor_id":"t1","span_id":"root","device":"cuda:0","bytes":400,"action":"alloc","shape":[10,10],"dtype":"f32","category":"activation","op_name":"matmul","storage_id":17}`,
+				`{"kind":"device_intervals","intervals":[[0,1]]}`, `{"kind":"terminal","status":"ok"}`),
+			minimal(func(d *TraceDocument) {
+				d.Schema = SchemaV7
+				d.Ops = rdFullDoc().Ops
+				d.Ops[0].StorageBytes = rdU64(9)
+				d.Memory = rdFullDoc().Memory[:1]
+			})},
+		{"escapes", "escaped strings are decoded (names and values)",
+			rdLines(tMeta, `{"k\u0069nd":"memory","timestamp_ns":1,"tensor_id":"t\"1\\","span_id":"s","device":"cuda:\u0030","bytes":1,"action":"alloc","shape":[1],"dtype":"u8","category":"other"}`),
+			minimal(func(d *TraceDocument) {
+				d.Memory = []MemoryEvent{{TimestampNs: 1, TensorID: `t"1\`, SpanID: "s", Device: "cuda:0", Bytes: 1, Shape: []uint64{1}, DType: "u8"}}
+			})},
+		{"max uint64", "18446744073709551615 is the largest value an unsigned field takes",
+			rdLines(tMeta, memPrefix+`"bytes":18446744073709551615}`),
+			minimal(func(d *TraceDocument) {
+				d.Memory = []MemoryEvent{{TimestampNs: 10, TensorID: "t1", SpanID: "root", Device: "cuda:0", Bytes: 1<<64 - 1,
+					Shape: []uint64{10, 10}, DType: "f32"}}
+			})},
+		{"long line", "a line far beyond 64 KiB (and the 256 KiB read buffer) is read whole",
+			rdLines(strings.Replace(tMeta, `"tags":{"a":"b"}`, `"tags":{"a":"`+strings.Repeat("x", 1<<20)+`"}`, 1)),
+			minimal(func(d *TraceDocument) { d.Run.Tags = map[string]string{"a": strings.Repeat("x", 1<<20)} })},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadTrace(strings.NewReader(tc.input))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s: document (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestReadTraceErrors checks that bad input gives an error that says where
+// and what, and wraps the right sentinel or type.
+func TestReadTraceErrors(t *testing.T) {
+	docPrefix := `{"schema":"candle-graph/trace/6","run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}},`
+	badGzip := rdGzip(t, []byte(rdFullTrace()))
+	truncGzip := badGzip[:len(badGzip)/2]
+	crcGzip := bytes.Clone(badGzip)
+	crcGzip[len(crcGzip)-6] ^= 0xff // the CRC-32 of the trailer
+	headerGzip := append([]byte{0x1f, 0x8b, 0x99}, badGzip[3:]...)
+	tests := []struct {
+		name, reason string
+		input        string
+		want         string // regexp of the error text
+		is           error  // sentinel the error wraps; nil: none checked
+		line         int    // ParseError.Line; 0: not a JSONL ParseError
+	}{
+		{"empty", "no bytes at all", "", `^empty trace$`, ErrEmptyTrace, 0},
+		{"white space", "only white space", " \n\r\n\t\n", `^empty trace$`, ErrEmptyTrace, 0},
+		{"empty gzip", "a gzip stream of nothing", string(rdGzip(t, nil)), `^empty trace$`, ErrEmptyTrace, 0},
+		{"not json", "plain text", "hello world\n", `^line 1: not a trace: invalid JSON: invalid character 'h' at start of value`, ErrUnknownFormat, 1},
+		{"unknown object", "an object that is no trace", `{"foo":1}`, `not a trace`, ErrUnknownFormat, 1},
+		{"missing meta", "the first record is not meta", rdLines(tRoot, tMeta), `^line 1: span_start: the first record must be meta$`, ErrMissingMeta, 1},
+		{"no meta", "records of unknown kinds only", rdLines(`{"kind":"other"}`), `^line 1: no meta record`, ErrMissingMeta, 1},
+		{"second meta", "meta appears twice", rdLines(tMeta, tRoot, tMeta), `^line 3: meta: second meta record \(the first is on line 1\)$`, nil, 3},
+		{"wrong schema", "schema /5 is not read", rdLines(strings.Replace(tMeta, "trace/6", "trace/5", 1)),
+			`^line 1: meta: schema: unsupported schema "candle-graph/trace/5" \(want candle-graph/trace/6 or candle-graph/trace/7\)$`, ErrUnsupportedSchema, 1},
+		{"invalid json", "a broken record", rdLines(tMeta, `{"kind":"memory",,}`), `^line 2: invalid JSON at column 18: invalid character ','`, ErrInvalidJSON, 2},
+		{"truncated last line", "the stream stops inside a record", rdLines(tMeta) + tMem[:50], `^line 2: truncated record`, ErrInvalidJSON, 2},
+		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: truncated record`, ErrInvalidJSON, 2},
+		{"two objects on a line", "one object a line", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: want one JSON object a line`, ErrInvalidJSON, 2},
+		{"array line", "a record is an object", rdLines(tMeta, `[1,2]`), `^line 2: want a JSON object, got an array$`, nil, 2},
+		{"invalid utf8", "strings must be UTF-8", rdLines(tMeta, strings.Replace(tMem, "t1", "t\xff", 1)), `^line 2: invalid JSON at column \d+: invalid UTF-8`, ErrInvalidJSON, 2},
+		{"control char", "raw control characters are not allowed in strings", rdLines(tMeta, strings.Replace(tMem, "t1", "t\x01", 1)), `invalid control character`, ErrInvalidJSON, 2},
+		{"missing kind", "every record has a kind", rdLines(tMeta, `{"id":"x"}`), `^line 2: kind: missing required field$`, nil, 2},
+		{"kind not string", "kind is a string", rdLines(tMeta, `{"kind":7}`), `^line 2: kind: want a string, got 7$`, nil, 2},
+		{"unknown action", "the example of the issue", rdLines(tMeta, strings.Replace(tMem, `"alloc"`, `"alocate"`, 1)),
+			`^line 2: memory: unknown action "alocate" \(want alloc or free\)$`, nil, 2},
+		{"unknown category", "categories are an enumeration", rdLines(tMeta, strings.Replace(tMem, `"activation"`, `"weights"`, 1)),
+			`^line 2: memory: unknown category "weights" \(want other, parameter, activation, gradient or optimizer\)$`, nil, 2},
+		{"unknown span kind", "span_kind is an enumeration", rdLines(tMeta, strings.Replace(tRoot, `"function"`, `"fn"`, 1)),
+			`^line 2: span_start: unknown span_kind "fn" \(want function, op or module\)$`, nil, 2},
+		{"unknown step", "step is an enumeration", rdLines(tMeta, strings.Replace(tChild, `"forward"`, `"fwd"`, 1)),
+			`^line 2: span_start: unknown step "fwd" \(want forward, backward or optimizer\)$`, nil, 2},
+		{"unknown phase", "phase is an enumeration", rdLines(strings.Replace(tMeta, `"train"`, `"eval"`, 1)),
+			`^line 1: meta: unknown phase "eval" \(want train or infer\)$`, nil, 1},
+		{"unknown timing mode", "timing_mode is an enumeration", rdLines(strings.Replace(tMeta, `"host"`, `"wall"`, 1)),
+			`^line 1: meta: unknown timing_mode "wall"`, nil, 1},
+		{"unknown state", "gradient state is an enumeration", rdLines(tMeta, strings.Replace(tGradient, `"present"`, `"nan"`, 1)),
+			`^line 2: gradient: unknown state "nan" \(want present, missing, zero or non_finite\)$`, nil, 2},
+		{"negative", "unsigned fields reject negative numbers", rdLines(tMeta, memPrefix+`"bytes":-5}`),
+			`^line 2: memory: bytes: want an unsigned integer, got negative number -5$`, nil, 2},
+		{"fractional", "unsigned fields reject fractions", rdLines(tMeta, memPrefix+`"bytes":1.5}`),
+			`^line 2: memory: bytes: want an unsigned integer, got non-integer number 1.5$`, nil, 2},
+		{"exponent", "unsigned fields take plain digits only", rdLines(tMeta, memPrefix+`"bytes":1e3}`),
+			`^line 2: memory: bytes: want an unsigned integer, got non-integer number 1e3$`, nil, 2},
+		{"overflow", "2^64 does not fit (no silent wrap)", rdLines(tMeta, memPrefix+`"bytes":18446744073709551616}`),
+			`^line 2: memory: bytes: number 18446744073709551616 overflows uint64$`, nil, 2},
+		{"string for number", "wrong type", rdLines(tMeta, memPrefix+`"bytes":"400"}`),
+			`^line 2: memory: bytes: want an unsigned integer, got string "400"$`, nil, 2},
+		{"number for string", "wrong type", rdLines(tMeta, strings.Replace(tMem, `"device":"cuda:0"`, `"device":0`, 1)),
+			`^line 2: memory: device: want a string, got 0$`, nil, 2},
+		{"bool type", "measured is a boolean", rdLines(tMeta, strings.Replace(tRoot, `"measured":true`, `"measured":1`, 1)),
+			`^line 2: span_start: measured: want a boolean, got 1$`, nil, 2},
+		{"shape element", "shape elements are unsigned integers", rdLines(tMeta, strings.Replace(tMem, `[10,10]`, `[10,-1]`, 1)),
+			`^line 2: memory: shape: element 1: want an unsigned integer, got negative number -1$`, nil, 2},
+		{"shape type", "shape is an array", rdLines(tMeta, strings.Replace(tMem, `[10,10]`, `"10x10"`, 1)),
+			`^line 2: memory: shape: want an array of unsigned integers, got string "10x10"$`, nil, 2},
+		{"inputs element", "inputs are strings", rdLines(tMeta, strings.Replace(tOp, `["a","b"]`, `["a",2]`, 1)),
+			`^line 2: op: inputs\[1\]: want a string, got 2$`, nil, 2},
+		{"tags value", "tags map strings to strings", rdLines(strings.Replace(tMeta, `{"a":"b"}`, `{"a":1}`, 1)),
+			`^line 1: meta: tags.a: want a string, got 1$`, nil, 1},
+		{"norm overflow", "a norm beyond float64", rdLines(tMeta, strings.Replace(tGradient, `1.5`, `1e999`, 1)),
+			`^line 2: gradient: norm: number 1e999 is out of the float64 range$`, nil, 2},
+		{"missing bytes", "required memory field", rdLines(tMeta, strings.Replace(tMem, `"bytes":400,`, ``, 1)),
+			`^line 2: memory: bytes: missing required field$`, nil, 2},
+		{"missing schema", "required meta field", rdLines(strings.Replace(tMeta, `"schema":"candle-graph/trace/6",`, ``, 1)),
+			`^line 1: meta: schema: missing required field$`, nil, 1},
+		{"missing tags", "required meta field", rdLines(strings.Replace(tMeta, `,"tags":{"a":"b"}`, ``, 1)),
+			`^line 1: meta: tags: missing required field$`, nil, 1},
+		{"missing span kind", "required span_start field", rdLines(tMeta, strings.Replace(tRoot, `"span_kind":"function",`, ``, 1)),
+			`^line 2: span_start: span_kind: missing required field$`, nil, 2},
+		{"missing duration", "required span_end field", rdLines(tMeta, tRoot, `{"kind":"span_end","id":"root"}`),
+			`^line 3: span_end: duration_ns: missing required field$`, nil, 3},
+		{"missing input storage", "required op field", rdLines(tMeta, strings.Replace(tOp, `,"input_storage_bytes":800`, ``, 1)),
+			`^line 2: op: input_storage_bytes: missing required field$`, nil, 2},
+		{"missing requires_grad", "required tensor field", rdLines(tMeta, strings.Replace(tTensor, `"requires_grad":true,`, ``, 1)),
+			`^line 2: tensor: requires_grad: missing required field$`, nil, 2},
+		{"missing free_bytes", "required device_memory field", rdLines(tMeta, strings.Replace(tDevMem, `"free_bytes":90,`, ``, 1)),
+			`^line 2: device_memory: free_bytes: missing required field$`, nil, 2},
+		{"missing state", "required gradient field", rdLines(tMeta, strings.Replace(tGradient, `"state":"present",`, ``, 1)),
+			`^line 2: gradient: state: missing required field$`, nil, 2},
+		{"missing to_span", "required edge field", rdLines(tMeta, strings.Replace(tEdge, `"to_span":"c",`, ``, 1)),
+			`^line 2: edge: to_span: missing required field$`, nil, 2},
+		{"required null", "null is no value for a required field", rdLines(tMeta, strings.Replace(tMem, `"tensor_id":"t1"`, `"tensor_id":null`, 1)),
+			`^line 2: memory: tensor_id: want a string, got null$`, nil, 2},
+		{"duplicate field", "a field given twice is ambiguous", rdLines(tMeta, strings.Replace(tMem, `"bytes":400`, `"bytes":400,"bytes":500`, 1)),
+			`^line 2: memory: bytes: duplicate field$`, ErrInvalidJSON, 2},
+		{"duplicate span", "span ids are unique", rdLines(tMeta, tRoot, tMem, tRoot),
+			`^line 4: span_start: id: duplicate span id "root" \(first on line 2\)$`, nil, 4},
+		{"unknown span_end", "span_end of a span never started", rdLines(tMeta, tRoot, tChildEnd),
+			`^line 3: span_end: id: span_end of unknown span "c"$`, nil, 3},
+		{"second span_end", "a span ends once", rdLines(tMeta, tRoot, tRootEnd, tRootEnd),
+			`^line 4: span_end: id: second span_end for span "root"$`, nil, 4},
+		{"corrupt gzip header", "gzip magic but a bad header", string(headerGzip), `^gzip: `, gzip.ErrHeader, 0},
+		{"truncated gzip", "gzip stream cut in half", string(truncGzip), `unexpected EOF`, io.ErrUnexpectedEOF, 0},
+		{"gzip checksum", "gzip stream with a wrong CRC", string(crcGzip), `gzip: `, gzip.ErrChecksum, 0},
+		{"doc bad number", "document errors name the byte offset", docPrefix + `"memory":[{"timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":-1,"action":"alloc","shape":[],"dtype":"u8"}]}`,
+			`^offset \d+: memory: bytes: want an unsigned integer, got negative number -1$`, nil, 0},
+		{"doc missing field", "document elements have required fields", docPrefix + `"spans":[{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false}]}`,
+			`^offset \d+: spans: duration_ns: missing required field$`, nil, 0},
+		{"doc open span duration", "a span that is not closed has no duration", docPrefix + `"spans":[{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":5}]}`,
+			`^offset \d+: spans: duration_ns: want 0 for a span that is not closed, got 5$`, nil, 0},
+		{"doc duplicate span", "document span ids are unique", docPrefix + `"spans":[{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":0},{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":0}]}`,
+			`^offset \d+: spans: id: duplicate span id "a" \(first at offset \d+\)$`, nil, 0},
+		{"doc wrong schema", "the document schema is checked", strings.Replace(docPrefix, "trace/6", "trace/9", 1) + `"spans":[]}`,
+			`^offset 10: schema: unsupported schema`, ErrUnsupportedSchema, 0},
+		{"doc missing run", "run is required", `{"schema":"candle-graph/trace/6","spans":[]}`, `^offset 0: run: missing required field$`, nil, 0},
+		{"doc truncated", "the document stops early", docPrefix + `"spans":[{"id":"a"`, `^offset \d+: truncated document`, ErrInvalidJSON, 0},
+		{"doc section type", "sections are arrays", docPrefix + `"memory":{}}`, `^offset \d+: memory: want an array, got an object$`, nil, 0},
+		{"doc trailing data", "one document", docPrefix + `"spans":[]} {}`, `^offset \d+: more data after the document$`, nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := ReadTrace(strings.NewReader(tc.input))
+			if err == nil {
+				t.Fatalf("%s: no error; document %+v", tc.reason, doc)
+			}
+			if !regexp.MustCompile(tc.want).MatchString(err.Error()) {
+				t.Errorf("%s: error %q does not match %q", tc.reason, err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("%s: error %q does not wrap %v", tc.reason, err, tc.is)
+			}
+			if tc.line > 0 {
+				perr, ok := errors.AsType[*ParseError](err)
+				if !ok {
+					t.Fatalf("%s: error %q is not a *ParseError", tc.reason, err)
+				}
+				if perr.Line != tc.line {
+					t.Errorf("%s: ParseError.Line = %d, want %d", tc.reason, perr.Line, tc.line)
+				}
+			}
+		})
+	}
+}
+
+// TestReadTraceDocOffset checks that a document error names the byte offset
+// of the value at fault, also after a gzip layer.
+func TestReadTraceDocOffset(t *testing.T) {
+	doc := `{"schema":"candle-graph/trace/6","run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}},` +
+		"\n  " + `"memory":[{"timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":1,"action":"alloc","shape":[],"dtype":"u8"},` +
+		"\n  " + `{"timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":1,"action":"freee","shape":[],"dtype":"u8"}]}`
+	want := int64(strings.Index(doc, `"freee"`))
+	for _, in := range []string{doc, string(rdGzip(t, []byte(doc)))} {
+		_, err := ReadTrace(strings.NewReader(in))
+		perr, ok := errors.AsType[*ParseError](err)
+		if !ok {
+			t.Fatalf("error %v is not a *ParseError", err)
+		}
+		if perr.Offset != want || perr.Line != 0 || perr.Kind != "memory" || perr.Field != "" {
+			t.Errorf("got %+v, want offset %d in memory", perr, want)
+		}
+		if _, ok := errors.AsType[*EnumError](err); !ok {
+			t.Errorf("error %v does not wrap the *EnumError", err)
+		}
+	}
+}
+
+// TestReadTraceChrome checks that Chrome traces are handed to ReadChromeTrace.
+func TestReadTraceChrome(t *testing.T) {
+	for _, in := range []string{`{"schemaVersion":1,"deviceProperties":[{"id":0}],"traceEvents":[]}`, `[]`, ` [{"ph":"X","name":"a","ts":1,"dur":1}]`} {
+		got, err := ReadTrace(strings.NewReader(in))
+		want, werr := ReadChromeTrace(strings.NewReader(in))
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Errorf("%s: ReadTrace error %v, ReadChromeTrace error %v", in, err, werr)
+		}
+		if errors.Is(err, ErrUnknownFormat) {
+			t.Errorf("%s: detected as unknown format", in)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: (-ReadChromeTrace +ReadTrace):\n%s", in, diff)
+		}
+	}
+}
+
+// TestReadTraceFile checks the path in errors and reading a gzip file.
+func TestReadTraceFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.trace") // the name says nothing of the format
+	if err := os.WriteFile(good, rdGzip(t, []byte(rdFullTrace())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := ReadTraceFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rdFullDoc(), doc); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(rdLines(tMeta, memPrefix+`"bytes":-1}`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadTraceFile(bad)
+	if want := bad + ": line 2: memory: bytes: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want prefix %q", err, want)
+	}
+	if perr, ok := errors.AsType[*ParseError](err); !ok || perr.Path != bad {
+		t.Errorf("error %v: want a *ParseError with Path %q", err, bad)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = ReadTraceFile(empty); !errors.Is(err, ErrEmptyTrace) || !strings.HasPrefix(err.Error(), empty+": ") {
+		t.Errorf("empty file: error %v, want ErrEmptyTrace prefixed with the path", err)
+	}
+	if _, err = ReadTraceFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: error %v, want os.ErrNotExist", err)
+	}
+}
+
+// rdErrReader returns data and then err.
+type rdErrReader struct {
+	data []byte
+	err  error
+}
+
+func (r *rdErrReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestReadTraceIOError checks that I/O errors are wrapped, with the line.
+func TestReadTraceIOError(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := ReadTrace(&rdErrReader{data: []byte(rdLines(tMeta, tRoot)), err: boom})
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v does not wrap the reader's error", err)
+	}
+	if perr, ok := errors.AsType[*ParseError](err); !ok || perr.Line != 3 {
+		t.Errorf("error %v: want a *ParseError on line 3", err)
+	}
+	_, err = ReadTrace(&rdErrReader{data: []byte(`{"schema":"candle-graph/trace/6","run":{`), err: boom})
+	if !errors.Is(err, boom) {
+		t.Errorf("document: error %v does not wrap the reader's error", err)
+	}
+}
+
+// TestReadTraceInterned checks that repeated strings and shapes share memory.
+func TestReadTraceInterned(t *testing.T) {
+	doc, err := ReadTrace(strings.NewReader(rdFullTrace()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := doc.Memory[0], doc.Memory[1]
+	if rdStrData(a.Device) != rdStrData(b.Device) || rdStrData(a.DType) != rdStrData(doc.Ops[0].DType) {
+		t.Error("device / dtype strings are not shared")
+	}
+	if &a.Shape[0] != &b.Shape[0] {
+		t.Error("equal shapes are not shared")
+	}
+}
+
+func rdStrData(s string) *byte { return unsafe.StringData(s) }
+
+// updateGolden reports whether -update was given (the flag is defined by
+// another test file or here).
+func rdUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestReadGolden runs testdata/read/*.txtar: each holds a one-line reason
+// (the comment), an input (input.jsonl or input.json; input.gz.hex for a
+// gzip stream written as hex is not used) and either want.json (the
+// document, as WriteJSON writes it) or error (a regexp of the error).
+// -update rewrites want.json.
+func TestReadGolden(t *testing.T) {
+	paths, err := filepath.Glob("testdata/read/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comment, files := parseTxtar(raw)
+			reason := strings.TrimSpace(string(comment))
+			if reason == "" {
+				t.Fatal("no reason")
+			}
+			input, ok := txtarGet(files, "input.jsonl")
+			if !ok {
+				if input, ok = txtarGet(files, "input.json"); !ok {
+					t.Fatal("no input.jsonl or input.json")
+				}
+			}
+			doc, err := ReadTrace(bytes.NewReader(input))
+			if pat, ok := txtarGet(files, "error"); ok {
+				if err == nil {
+					t.Fatalf("%s: no error", reason)
+				}
+				if re := strings.TrimSpace(string(pat)); !regexp.MustCompile(re).MatchString(err.Error()) {
+					t.Errorf("%s: error %q does not match %q", reason, err, re)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", reason, err)
+			}
+			var got bytes.Buffer
+			if err := json.MarshalWrite(&got, doc, json.Deterministic(true), jsontext.WithIndent("  ")); err != nil {
+				t.Fatal(err)
+			}
+			got.WriteByte('\n')
+			want, _ := txtarGet(files, "want.json")
+			if rdUpdate() {
+				for i := range files {
+					if files[i].Name == "want.json" {
+						files[i].Data = got.Bytes()
+					}
+				}
+				if _, ok := txtarGet(files, "want.json"); !ok {
+					files = append(files, txtarFile{Name: "want.json", Data: got.Bytes()})
+				}
+				if err := os.WriteFile(path, formatTxtar(comment, files), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if diff := cmp.Diff(string(want), got.String()); diff != "" {
+				t.Errorf("%s: document (-want +got):\n%s", reason, diff)
+			}
+			// the golden document read back is the same document
+			back, err := ReadTrace(bytes.NewReader(want))
+			if err != nil {
+				t.Fatalf("reading want.json: %v", err)
+			}
+			if diff := cmp.Diff(doc, back); diff != "" {
+				t.Errorf("want.json read back differs (-got +back):\n%s", diff)
+			}
+		})
+	}
+}
