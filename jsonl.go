@@ -1386,6 +1386,8 @@ func (s *lineScanner) str(i int) int {
 			esc = true
 			j += 2
 			continue
+		case c == '\n' || c == '\r' && (j+1 == len(b) || b[j+1] == '\n'):
+			return s.end(j) // the line ends inside the string
 		case c < 0x20:
 			return s.fail(j, "invalid control character "+charDesc(c)+" in string")
 		case c >= 0x80:
