@@ -120,7 +120,9 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		c := newCollector(lo.wantOps)
 		opts := lo.opts
 		opts.SkipNodeMetrics = !lo.wantNodes
-		p, nodes, err := tracemem.AnalyzeStream(&lineTap{r: r, c: c}, opts)
+		tap := newLineTap(r, c)
+		p, nodes, err := tracemem.AnalyzeStream(tap, opts)
+		tap.wait()
 		if err != nil {
 			return nil, &fileError{file: src.name, err: err}
 		}

@@ -54,10 +54,12 @@ func TestTapCollectsWhatTheReaderReads(t *testing.T) {
 	for name, r := range readers {
 		t.Run(name, func(t *testing.T) {
 			c := newCollector(true)
-			passed, err := io.ReadAll(&lineTap{r: r, c: c})
+			tap := newLineTap(r, c)
+			passed, err := io.ReadAll(tap)
 			if err != nil {
 				t.Fatal(err)
 			}
+			tap.wait()
 			if !bytes.Equal(passed, data) && !bytes.Equal(passed, bytes.TrimSuffix(data, []byte("\n"))) {
 				t.Fatalf("the tap changed the bytes")
 			}

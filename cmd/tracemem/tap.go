@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"io"
 
-	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // runInfo is what the command shows of a trace's run record.
@@ -14,87 +14,153 @@ type runInfo struct {
 	id, entrypoint, phase, device string
 }
 
-// lineTap passes a JSONL stream through unchanged and hands each complete
-// line to the collector as it goes by, so the analysis and the collection
-// share one read of the input. Lines are handed over in the reader's
-// goroutine, before Read returns.
+// lineTap passes a JSONL stream through unchanged and hands a copy of
+// what goes by to a collector running in its own goroutine, so the analysis
+// and the collection share one read of the input and run on two cores. At
+// most tapBuffers chunks are in flight; when the collector falls behind,
+// Read waits. Call wait before using the collector.
 type lineTap struct {
-	r     io.Reader
-	carry []byte // the start of a line not yet ended
-	c     *collector
+	r      io.Reader
+	c      *collector
+	chunks chan []byte // read data, in order
+	free   chan []byte // buffers to reuse
+	done   chan struct{}
+	closed bool
+}
+
+// tapBuffers bounds the chunks between the reader and the collector.
+const tapBuffers = 8
+
+func newLineTap(r io.Reader, c *collector) *lineTap {
+	t := &lineTap{r: r, c: c, chunks: make(chan []byte, tapBuffers), free: make(chan []byte, tapBuffers), done: make(chan struct{})}
+	go t.consume()
+	return t
 }
 
 func (t *lineTap) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
-	data := p[:n]
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			t.carry = append(t.carry, data...)
-			break
+	if n > 0 && !t.closed {
+		var buf []byte
+		select {
+		case buf = <-t.free:
+		default:
 		}
-		if len(t.carry) > 0 {
-			t.carry = append(t.carry, data[:i]...)
-			t.c.line(t.carry)
-			t.carry = t.carry[:0]
-		} else {
-			t.c.line(data[:i])
-		}
-		data = data[i+1:]
+		t.chunks <- append(buf[:0], p[:n]...)
 	}
-	if err != nil && len(t.carry) > 0 {
-		t.c.line(t.carry)
-		t.carry = nil
+	if err != nil {
+		t.close()
 	}
 	return n, err
 }
 
+func (t *lineTap) close() {
+	if !t.closed {
+		t.closed = true
+		close(t.chunks)
+	}
+}
+
+// wait ends the stream (when the reader stopped before its end) and waits
+// until the collector has seen every line.
+func (t *lineTap) wait() {
+	t.close()
+	<-t.done
+}
+
+// consume splits the chunks into lines for the collector; a line without a
+// final newline is handed over at the end.
+func (t *lineTap) consume() {
+	defer close(t.done)
+	var carry []byte // the start of a line not yet ended
+	for buf := range t.chunks {
+		data := buf
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				carry = append(carry, data...)
+				break
+			}
+			if len(carry) > 0 {
+				carry = append(carry, data[:i]...)
+				t.c.line(carry)
+				carry = carry[:0]
+			} else {
+				t.c.line(data[:i])
+			}
+			data = data[i+1:]
+		}
+		select {
+		case t.free <- buf:
+		default:
+		}
+	}
+	if len(carry) > 0 {
+		t.c.line(carry)
+	}
+}
+
 // collector keeps the run, spans and (when asked) op names of the records
 // it is shown. It decodes only the records of those kinds, found by their
-// "kind" member without parsing the other records; a record it cannot decode
-// is skipped (the analysis reports it).
+// "kind" member without parsing the other records, reading their members
+// as JSON tokens with one reused decoder; a record it cannot decode is
+// skipped (the analysis reports it).
 type collector struct {
 	tree    *spanTree
 	run     *runInfo
 	wantOps bool
 	strs    map[string]string // interned names
+	rd      bytes.Reader
+	dec     *jsontext.Decoder
+	scratch []byte
 }
 
 func newCollector(wantOps bool) *collector {
-	return &collector{tree: newSpanTree(), wantOps: wantOps, strs: make(map[string]string)}
+	c := &collector{tree: newSpanTree(), wantOps: wantOps, strs: make(map[string]string)}
+	c.dec = jsontext.NewDecoder(&c.rd)
+	return c
 }
 
-func (c *collector) intern(s string) string {
-	if v, ok := c.strs[s]; ok {
+// intern returns b as a string shared by every equal name.
+func (c *collector) intern(b []byte) string {
+	if v, ok := c.strs[string(b)]; ok {
 		return v
 	}
-	c.strs[s] = s
-	return s
+	v := string(b)
+	c.strs[v] = v
+	return v
+}
+
+// spanID returns b as a string, shared with the span of that id when the
+// tree has it.
+func (c *collector) spanID(b []byte) string {
+	if i, ok := c.tree.index[string(b)]; ok {
+		return c.tree.spans[i].id
+	}
+	return string(b)
 }
 
 // tapRecord holds the members of the records the collector reads.
 type tapRecord struct {
-	Kind       string `json:"kind"`
-	ID         string `json:"id"`
-	ParentID   string `json:"parent_id"`
-	Name       string `json:"name"`
-	StartNs    uint64 `json:"start_ns"`
-	DurationNs uint64 `json:"duration_ns"`
-	SpanKind   string `json:"span_kind"`
-	Step       string `json:"step"`
-	SpanID     string `json:"span_id"`
-	OpName     string `json:"op_name"`
-	RunID      string `json:"run_id"`
-	Entrypoint string `json:"entrypoint"`
-	Phase      string `json:"phase"`
-	Device     string `json:"device"`
+	kind, id, parentID, name, spanKind, step, spanID, opName string
+	runID, entrypoint, phase, device                         string
+	startNs, durationNs                                      uint64
 }
 
-var kindKey = []byte(`"kind"`)
+var (
+	kindKey    = []byte(`"kind"`)
+	kindPrefix = []byte(`{"kind": "`)
+)
 
 // recordKind returns the value of the first "kind" member of a JSON line,
-// or "" when it has none that is a plain string.
+// or nil when it has none that is a plain string.
 func recordKind(line []byte) []byte {
+	if bytes.HasPrefix(line, kindPrefix) { // the producer's form
+		rest := line[len(kindPrefix):]
+		if end := bytes.IndexByte(rest, '"'); end >= 0 {
+			return rest[:end]
+		}
+		return nil
+	}
 	i := bytes.Index(line, kindKey)
 	if i < 0 {
 		return nil
@@ -124,23 +190,118 @@ func (c *collector) line(line []byte) {
 	default:
 		return
 	}
-	var r tapRecord
-	if err := json.Unmarshal(line, &r); err != nil {
+	r, ok := c.decode(line)
+	if !ok {
 		return
 	}
-	switch r.Kind {
+	switch r.kind {
 	case "meta":
 		if c.run == nil {
-			c.run = &runInfo{id: r.RunID, entrypoint: r.Entrypoint, phase: r.Phase, device: r.Device}
+			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device}
 		}
 	case "span_start":
-		s := spanInfo{id: r.ID, parent: c.intern(r.ParentID), name: c.intern(r.Name), startNs: r.StartNs}
-		_ = s.kind.UnmarshalText([]byte(r.SpanKind))
-		_ = s.step.UnmarshalText([]byte(r.Step))
+		s := spanInfo{id: r.id, parent: r.parentID, name: r.name, startNs: r.startNs}
+		_ = s.kind.UnmarshalText([]byte(r.spanKind))
+		_ = s.step.UnmarshalText([]byte(r.step))
 		c.tree.addSpan(s)
 	case "span_end":
-		c.tree.endSpan(r.ID, r.DurationNs)
+		c.tree.endSpan(r.id, r.durationNs)
 	case "op":
-		c.tree.addOp(c.intern(r.SpanID), c.intern(r.OpName))
+		c.tree.addOp(r.spanID, r.opName)
 	}
+}
+
+// decode reads the members of one record the collector keeps; false when the
+// line is not a JSON object or a member has the wrong type.
+func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
+	c.rd.Reset(line)
+	c.dec.Reset(&c.rd)
+	if tok, err := c.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return r, false
+	}
+	for c.dec.PeekKind() != '}' {
+		name, err := c.dec.ReadValue()
+		if err != nil {
+			return r, false
+		}
+		var str *string
+		var num *uint64
+		unique := false // a span id: not worth interning
+		switch string(name) {
+		case `"kind"`:
+			str = &r.kind
+		case `"id"`:
+			str, unique = &r.id, true
+		case `"parent_id"`:
+			str, unique = &r.parentID, true
+		case `"name"`:
+			str = &r.name
+		case `"span_kind"`:
+			str = &r.spanKind
+		case `"step"`:
+			str = &r.step
+		case `"span_id"`:
+			str = &r.spanID
+		case `"op_name"`:
+			str = &r.opName
+		case `"run_id"`:
+			str = &r.runID
+		case `"entrypoint"`:
+			str = &r.entrypoint
+		case `"phase"`:
+			str = &r.phase
+		case `"device"`:
+			str = &r.device
+		case `"start_ns"`:
+			num = &r.startNs
+		case `"duration_ns"`:
+			num = &r.durationNs
+		}
+		val, err := c.dec.ReadValue()
+		if err != nil {
+			return r, false
+		}
+		switch {
+		case str != nil && val.Kind() == '"':
+			c.scratch, err = jsontext.AppendUnquote(c.scratch[:0], val)
+			if err != nil {
+				return r, false
+			}
+			if unique {
+				*str = c.spanID(c.scratch)
+			} else {
+				*str = c.intern(c.scratch)
+			}
+		case str != nil && val.Kind() == 'n':
+			*str = ""
+		case num != nil:
+			v, ok := parseUint(val)
+			if !ok {
+				return r, false
+			}
+			*num = v
+		case str != nil:
+			return r, false
+		}
+	}
+	return r, true
+}
+
+// parseUint parses a JSON number that is an unsigned integer.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		n := v*10 + uint64(d-'0')
+		if n/10 != v {
+			return 0, false // overflow
+		}
+		v = n
+	}
+	return v, true
 }

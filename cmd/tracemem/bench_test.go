@@ -1,0 +1,114 @@
+// bench_test.go holds the benchmarks of the command end to end on generated traces.
+
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/tracemem/tracemem"
+	"github.com/tracemem/tracemem/internal/gen"
+)
+
+// benchSizes are the memory events of the generated traces; the largest is
+// skipped with -short.
+var benchSizes = []int{100_000, 1_000_000}
+
+// benchTrace writes a generated training trace of n memory events on two
+// devices to a temporary file and returns its path and size.
+func benchTrace(b *testing.B, n int) (string, int64) {
+	b.Helper()
+	if n > 100_000 && testing.Short() {
+		b.Skip("large trace skipped with -short")
+	}
+	path := filepath.Join(b.TempDir(), "trace.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := gen.Write(f, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	return path, st.Bytes
+}
+
+// BenchmarkCommand runs summary, nodes, report and the exports on a
+// generated trace, in-process, output discarded (files for report/export).
+func BenchmarkCommand(b *testing.B) {
+	for _, n := range benchSizes {
+		for _, args := range [][]string{
+			{"summary"},
+			{"nodes"},
+			{"profile", "--max-points", "1000"},
+			{"report", "-o", "OUT"},
+			{"export", "--format", "pprof", "-o", "OUT"},
+			{"export", "--format", "chrome", "--max-points", "2000", "-o", "OUT"},
+			{"export", "--format", "csv", "-o", "OUT"},
+		} {
+			name := args[0]
+			if args[0] == "export" {
+				name += "-" + args[2]
+			}
+			b.Run(name+"/events="+strconv.Itoa(n), func(b *testing.B) {
+				path, size := benchTrace(b, n)
+				out := filepath.Join(b.TempDir(), "out")
+				full := make([]string, 0, len(args)+1)
+				for _, a := range args {
+					if a == "OUT" {
+						a = out
+					}
+					full = append(full, a)
+				}
+				full = append(full, path)
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					if code := run(full, nil, io.Discard, io.Discard); code != 0 {
+						b.Fatalf("%v: exit %d", full, code)
+					}
+				}
+				if fi, err := os.Stat(out); err == nil {
+					b.ReportMetric(float64(fi.Size()), "out-bytes")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkTap measures the span tap's cost: the same streaming analysis
+// with and without the tap in front of it.
+func BenchmarkTap(b *testing.B) {
+	path, size := benchTrace(b, benchSizes[0])
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := tracemem.Options{MaxTimelinePoints: 16, SkipNodeMetrics: true}
+	b.Run("without", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := tracemem.AnalyzeStream(bytes.NewReader(data), opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("with", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			c := newCollector(false)
+			tap := newLineTap(bytes.NewReader(data), c)
+			if _, _, err := tracemem.AnalyzeStream(tap, opts); err != nil {
+				b.Fatal(err)
+			}
+			tap.wait()
+		}
+	})
+}
