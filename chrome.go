@@ -228,6 +228,7 @@ const (
 // chromeSpan is a host duration event.
 type chromeSpan struct {
 	start, end int64 // raw ns
+	file       int32 // index among the spans in file order
 	name       string
 	thread     int32
 	kind       SpanKind
@@ -275,8 +276,8 @@ type chromeParser struct {
 	thr     []threadInfo
 	devices map[[2]int64]int32
 	devs    []string
-	spans   []chromeSpan
-	mems    []chromeMem
+	spans   chunked[chromeSpan] // chunks: no regrowth copies on big traces
+	mems    chunked[chromeMem]
 	capac   map[int64]uint64 // cuda index → totalGlobalMem
 	oom     int
 	minTs   int64
@@ -750,8 +751,8 @@ func (p *chromeParser) parseEvent() error {
 		end = math.MaxInt64
 	}
 	th := p.thread(ts.v, end)
-	p.spans = append(p.spans, chromeSpan{
-		start: ts.v, end: end, name: p.intern(p.name), thread: th,
+	p.spans.add(&chromeSpan{
+		start: ts.v, end: end, file: int32(p.spans.n), name: p.intern(p.name), thread: th,
 		kind: kindSpan, mark: mark, parent: -1, dev: -1,
 	})
 	return nil
@@ -856,7 +857,7 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		p.tid = p.tid[:0]
 	}
 	m.thread = p.thread(ts.v, ts.v)
-	p.mems = append(p.mems, m)
+	p.mems.add(&m)
 	return nil
 }
 
@@ -964,16 +965,23 @@ func (p *chromeParser) build() *TraceDocument {
 	rel := func(t int64) uint64 { return uint64(t - base) }
 
 	// Spans: sort per thread by start, longer first, then file order (stable).
-	spans := p.spans
-	slices.SortStableFunc(spans, func(a, b chromeSpan) int {
+	// (A full key and an unstable sort: the stable one is O(n log² n).)
+	spans := p.spans.slice()
+	spanCmp := func(a, b chromeSpan) int {
 		if c := cmp.Compare(a.thread, b.thread); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.end, a.end)
-	})
+		if c := cmp.Compare(b.end, a.end); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.file, b.file)
+	}
+	if !slices.IsSortedFunc(spans, spanCmp) {
+		slices.SortFunc(spans, spanCmp)
+	}
 	var stack []int32
 	for i := range spans {
 		s := &spans[i]
@@ -1010,17 +1018,23 @@ func (p *chromeParser) build() *TraceDocument {
 
 	// Memory events: attribute each to the innermost containing span of its
 	// thread, sweeping both in (thread, time) order.
-	mems := p.mems
+	mems := p.mems.slice()
 	order := make([]int32, len(mems))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int {
+	byThread := func(a, b int32) int {
 		if c := cmp.Compare(mems[a].thread, mems[b].thread); c != 0 {
 			return c
 		}
-		return cmp.Compare(mems[a].ts, mems[b].ts)
-	})
+		if c := cmp.Compare(mems[a].ts, mems[b].ts); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	if !slices.IsSortedFunc(order, byThread) {
+		slices.SortFunc(order, byThread)
+	}
 	var roots []int32 // thread of each root span
 	si := 0
 	stack = stack[:0]
@@ -1090,6 +1104,15 @@ func (p *chromeParser) build() *TraceDocument {
 			StartNs: rel(t.min), Closed: true, DurationNs: uint64(t.max - t.min),
 		})
 	}
+	nOps := 0
+	for i := range spans {
+		if spans[i].kind == SpanOp {
+			nOps++
+		}
+	}
+	if nOps > 0 {
+		doc.Ops = make([]Op, 0, nOps)
+	}
 	for i := range spans {
 		s := &spans[i]
 		if s.kind != SpanOp {
@@ -1106,9 +1129,16 @@ func (p *chromeParser) build() *TraceDocument {
 	}
 
 	// Pair allocations and frees in time order.
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(a, b) })
+	for i := range order {
+		order[i] = int32(i)
+	}
 	if !slices.IsSortedFunc(mems, func(a, b chromeMem) int { return cmp.Compare(a.ts, b.ts) }) {
-		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(mems[a].ts, mems[b].ts) })
+		slices.SortFunc(order, func(a, b int32) int {
+			if c := cmp.Compare(mems[a].ts, mems[b].ts); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
 	}
 	nd := len(p.devs)
 	type devState struct {
