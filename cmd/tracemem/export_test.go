@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -260,5 +261,92 @@ func TestExportStdout(t *testing.T) {
 	want := exportFile(t, "csv")
 	if r.code != 0 || r.stdout != string(want) {
 		t.Errorf("export -o - gave exit %d and %d bytes, want the file's %d bytes", r.code, len(r.stdout), len(want))
+	}
+}
+
+// handTrace is a profile made by hand: two devices, a category seen then
+// gone, an allocation without op or span, pre-existing memory at the peak,
+// and a span that never closed.
+func handTrace() *trace {
+	op := "matmul"
+	p := &tracemem.MemoryProfile{
+		Summary: tracemem.MemorySummary{PeakBytes: 1700, PeakTimestampNs: 2500, PeakDevice: "cuda:0"},
+		Timeline: []tracemem.TimelinePoint{
+			{TimestampNs: 1000, Device: "cuda:0", LiveBytes: 1200, ByCategory: addCat(catBytes(tracemem.CategoryOther, 200), tracemem.CategoryParameter, 1000)},
+			{TimestampNs: 1500, Device: "cuda:1", LiveBytes: 64, ByCategory: catBytes(tracemem.CategoryGradient, 64)},
+			{TimestampNs: 2500, Device: "cuda:0", LiveBytes: 1700, ByCategory: addCat(addCat(catBytes(tracemem.CategoryOther, 200), tracemem.CategoryParameter, 1000), tracemem.CategoryActivation, 500)},
+			{TimestampNs: 3000, Device: "cuda:0", LiveBytes: 1000, ByCategory: addCat(addCat(catBytes(tracemem.CategoryOther, 0), tracemem.CategoryParameter, 1000), tracemem.CategoryActivation, 0)},
+		},
+		PeakBreakdown: []tracemem.LiveAllocation{
+			{TensorID: "w", SpanID: "", Bytes: 1000, DType: "f32", Device: "cuda:0", Category: tracemem.CategoryParameter},
+			{TensorID: "a", SpanID: "mm", OpName: &op, Bytes: 500, DType: "bf16", Device: "cuda:0", Category: tracemem.CategoryActivation},
+		},
+		ByDevice: []tracemem.DeviceMemoryStats{{Device: "cuda:0", PeakBytes: 1700, PeakTimestampNs: 2500}, {Device: "cuda:1", PeakBytes: 64, PeakTimestampNs: 1500}},
+	}
+	tree := newSpanTree()
+	tree.addSpan(spanInfo{id: "root", name: "step", startNs: 500, kind: tracemem.SpanFunction})
+	tree.addSpan(spanInfo{id: "mm", parent: "root", name: "matmul", startNs: 900, kind: tracemem.SpanOp, step: tracemem.StepForward})
+	tree.endSpan("mm", 1700)
+	return &trace{name: "hand", profile: p, tree: tree}
+}
+
+// TestChromeHandMade checks the counter series of each device (every
+// category seen on it, 0 once gone), the microsecond timestamps, and the
+// duration of a span that never closed (to the last timestamp).
+func TestChromeHandMade(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeChrome(&b, handTrace()); err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &tr); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b.String())
+	}
+	var got []string
+	for _, ev := range tr.TraceEvents {
+		args, _ := json.Marshal(ev["args"])
+		got = append(got, fmt.Sprintf("%v %v pid=%v ts=%v dur=%v %s", ev["ph"], ev["name"], ev["pid"], ev["ts"], ev["dur"], args))
+	}
+	want := []string{
+		`M process_name pid=1 ts=<nil> dur=<nil> {"name":"spans"}`,
+		`M process_name pid=2 ts=<nil> dur=<nil> {"name":"memory cuda:0"}`,
+		`M process_name pid=3 ts=<nil> dur=<nil> {"name":"memory cuda:1"}`,
+		`C cuda:0 bytes pid=2 ts=1 dur=<nil> {"activation":0,"other":200,"parameter":1000}`,
+		`C cuda:1 bytes pid=3 ts=1.5 dur=<nil> {"gradient":64}`,
+		`C cuda:0 bytes pid=2 ts=2.5 dur=<nil> {"activation":500,"other":200,"parameter":1000}`,
+		`C cuda:0 bytes pid=2 ts=3 dur=<nil> {"activation":0,"other":0,"parameter":1000}`,
+		`X step pid=1 ts=0.5 dur=2.5 {"closed":false,"id":"root"}`,
+		`X matmul pid=1 ts=0.9 dur=1.7 {"id":"mm","step":"forward"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPprofHandMade checks the stacks of an allocation without span or op
+// and of one with both, and the pre-existing sample that makes the total the
+// peak.
+func TestPprofHandMade(t *testing.T) {
+	prof, err := buildPprof(handTrace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range prof.Sample {
+		var names []string
+		for _, l := range s.Location {
+			names = append(names, l.Line[0].Function.Name)
+		}
+		got = append(got, fmt.Sprintf("%v %v", names, s.Value))
+	}
+	want := []string{
+		"[[no span]] [1 1000]",
+		"[matmul matmul step] [1 500]",
+		"[[pre-existing]] [0 200]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("samples (leaf first) %q, want %q", got, want)
 	}
 }
