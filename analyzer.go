@@ -50,8 +50,16 @@ type Analyzer struct {
 
 	devices  []deviceState
 	deviceID map[string]int32
+	points   []point // every point, in replay order, when MaxTimelinePoints is 0
 
-	allocs    []liveAlloc      // slots for live allocations
+	// One-entry caches of the last span and device looked up: consecutive
+	// events mostly name the same ones.
+	lastSpanID string
+	lastSpan   int32
+	lastDevice string
+	lastDev    int32
+
+	allocs    allocStore       // slots for live allocations
 	freeSlots []int32          // unused slots of allocs
 	tensors   map[string]int32 // live tensor id → slot
 	freed     map[uint64]struct{}
@@ -91,7 +99,28 @@ type deviceState struct {
 	hasPeak  bool
 	peak     point
 	lostPeak []liveAlloc // allocations live at the peak and freed since
-	tl       timeline
+	tl       timeline    // downsampled points, when MaxTimelinePoints > 0
+}
+
+// allocStore holds the live-allocation slots in fixed-size chunks, so that
+// growing it never copies the allocations already made.
+type allocStore struct {
+	chunks [][]liveAlloc
+	n      int // slots handed out
+}
+
+const allocChunk = 4096
+
+func (s *allocStore) at(i int32) *liveAlloc { return &s.chunks[i/allocChunk][i%allocChunk] }
+
+func (s *allocStore) add(al liveAlloc) int32 {
+	if s.n%allocChunk == 0 {
+		s.chunks = append(s.chunks, make([]liveAlloc, allocChunk))
+	}
+	i := s.n
+	s.chunks[i/allocChunk][i%allocChunk] = al
+	s.n++
+	return int32(i)
 }
 
 type liveAlloc struct {
@@ -132,6 +161,8 @@ type opState struct {
 // make every later call return an error wrapping ErrInvalidOptions.
 func NewAnalyzer(opts Options) *Analyzer {
 	a := &Analyzer{
+		lastSpan: -1,
+		lastDev:  -1,
 		opts:     opts,
 		deviceID: make(map[string]int32),
 		tensors:  make(map[string]int32),
@@ -151,23 +182,42 @@ func (o Options) check() error {
 }
 
 // reserve pre-sizes the Analyzer's tables for a trace of the given size.
+// The live tensors are few next to the events, so their map is left to grow.
 func (a *Analyzer) reserve(events, spans, ops int) {
-	a.tensors = make(map[string]int32, min(events/2, 1<<20))
 	a.freed = make(map[uint64]struct{}, events/2)
-	a.allocs = slices.Grow(a.allocs, min(events/2, 1<<20))
 	a.spanID = make(map[string]int32, spans)
 	a.spans = slices.Grow(a.spans, spans)
 	a.ops = slices.Grow(a.ops, ops)
+	if a.opts.MaxTimelinePoints == 0 {
+		a.points = slices.Grow(a.points, events)
+	}
 }
 
 func (a *Analyzer) device(name string) int32 {
-	if d, ok := a.deviceID[name]; ok {
-		return d
+	if name == a.lastDevice && a.lastDev >= 0 {
+		return a.lastDev
 	}
-	d := int32(len(a.devices))
-	a.deviceID[name] = d
-	a.devices = append(a.devices, deviceState{name: name, tl: timeline{max: a.opts.MaxTimelinePoints}})
+	d, ok := a.deviceID[name]
+	if !ok {
+		d = int32(len(a.devices))
+		a.deviceID[name] = d
+		a.devices = append(a.devices, deviceState{name: name, tl: timeline{max: a.opts.MaxTimelinePoints}})
+	}
+	a.lastDevice, a.lastDev = name, d
 	return d
+}
+
+// span returns the index of the span with the given id, or -1.
+func (a *Analyzer) span(id string) int32 {
+	if id == a.lastSpanID && a.lastSpan >= 0 {
+		return a.lastSpan
+	}
+	i, ok := a.spanID[id]
+	if !ok {
+		return -1
+	}
+	a.lastSpanID, a.lastSpan = id, i
+	return i
 }
 
 // AddSpan registers a span. A parent id naming no span added before makes the
@@ -297,10 +347,7 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 	a.lastTs = ev.TimestampNs
 	a.closeSpansBefore(ev.TimestampNs)
 
-	span, ok := a.spanID[ev.SpanID]
-	if !ok {
-		span = -1
-	}
+	span := a.span(ev.SpanID)
 	if !a.autogradSeen && span >= 0 && a.spans[span].step == StepBackward {
 		a.autogradSeen = true
 		for i := range a.devices {
@@ -329,7 +376,7 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 	} else {
 		a.summary.FreeCount++
 		if slot, live := a.tensors[ev.TensorID]; live {
-			al := &a.allocs[slot]
+			al := a.allocs.at(slot)
 			dev = al.dev // the bytes return to the device they live on
 			if al.ev.Bytes != ev.Bytes {
 				a.anom.SizeMismatches++
@@ -354,21 +401,25 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 
 	d := &a.devices[dev]
 	d.hasEvents = true
-	p := point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen}
+	p := point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen, dev: dev}
 	if !d.hasPeak || p.live > d.peak.live {
 		d.hasPeak = true
 		d.peak = p
 		clear(d.lostPeak)
 		d.lostPeak = d.lostPeak[:0]
 	}
-	d.tl.add(p)
+	if a.opts.MaxTimelinePoints == 0 {
+		a.points = append(a.points, p)
+	} else {
+		d.tl.add(p)
+	}
 	a.seq++
 	return nil
 }
 
 // release frees the live allocation in slot.
 func (a *Analyzer) release(slot int32) {
-	al := &a.allocs[slot]
+	al := a.allocs.at(slot)
 	d := &a.devices[al.dev]
 	b := toInt64(al.ev.Bytes)
 	d.live = addSat64(d.live, -b)
@@ -387,11 +438,10 @@ func (a *Analyzer) newSlot(al liveAlloc) int32 {
 	if n := len(a.freeSlots); n > 0 {
 		slot := a.freeSlots[n-1]
 		a.freeSlots = a.freeSlots[:n-1]
-		a.allocs[slot] = al
+		*a.allocs.at(slot) = al
 		return slot
 	}
-	a.allocs = append(a.allocs, al)
-	return int32(len(a.allocs) - 1)
+	return a.allocs.add(al)
 }
 
 func (a *Analyzer) spanAdd(s int32, b uint64) {
@@ -421,6 +471,9 @@ func (a *Analyzer) measure(i int32) {
 	if a.opts.SkipNodeMetrics {
 		// Forget the span: only open spans are kept.
 		delete(a.spanID, s.id)
+		if a.lastSpan == i {
+			a.lastSpan = -1
+		}
 		*s = spanState{}
 		a.freeSpans = append(a.freeSpans, i)
 		return
@@ -437,7 +490,7 @@ func (a *Analyzer) measure(i int32) {
 // liveBytes returns the bytes of the live allocation of tensor id, or 0.
 func (a *Analyzer) liveBytes(id string) uint64 {
 	if slot, ok := a.tensors[id]; ok {
-		return a.allocs[slot].ev.Bytes
+		return a.allocs.at(slot).ev.Bytes
 	}
 	return 0
 }
@@ -455,7 +508,7 @@ func (a *Analyzer) Profile() *MemoryProfile {
 		ByDevice:      []DeviceMemoryStats{},
 		Anomalies:     a.anom,
 	}
-	n := 0
+	n := len(a.points)
 	for i := range a.devices {
 		n += a.devices[i].tl.len()
 	}
@@ -509,13 +562,30 @@ func (a *Analyzer) Profile() *MemoryProfile {
 	return p
 }
 
-// mergeTimeline appends the devices' points to p.Timeline in replay order.
+// mergeTimeline appends the points kept to p.Timeline in replay order.
 func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
-	next := make([]int, len(a.devices))
 	capacity := make([]uint64, len(a.devices))
 	for i := range a.devices {
 		capacity[i] = a.devices[i].capacityBytes()
 	}
+	emit := func(pt *point) {
+		d := &a.devices[pt.dev]
+		live := withPool(pt.live, d.pool)
+		tp := TimelinePoint{TimestampNs: pt.ts, Device: d.name, LiveBytes: live, HeapBytes: live}
+		if c := capacity[pt.dev]; c > live {
+			tp.FreeBytes = c - live
+		}
+		tp.ByCategory.Present = pt.seen | d.poolSeen
+		for c := range Category(NumCategories) {
+			tp.ByCategory.Bytes[c] = withPool(pt.cats[c], d.poolCats[c])
+		}
+		p.Timeline = append(p.Timeline, tp)
+	}
+	for i := range a.points {
+		emit(&a.points[i])
+	}
+	// Downsampled points: merge the devices' lists by replay order.
+	next := make([]int, len(a.devices))
 	for {
 		best := -1
 		var bestSeq uint64 = math.MaxUint64
@@ -529,19 +599,8 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 		if best < 0 {
 			return
 		}
-		d := &a.devices[best]
-		pt := d.tl.at(next[best])
+		emit(a.devices[best].tl.at(next[best]))
 		next[best]++
-		live := d.withPool(pt.live, d.pool)
-		tp := TimelinePoint{TimestampNs: pt.ts, Device: d.name, LiveBytes: live, HeapBytes: live}
-		if capacity[best] > live {
-			tp.FreeBytes = capacity[best] - live
-		}
-		tp.ByCategory.Present = pt.seen | d.poolSeen
-		for c := range Category(NumCategories) {
-			tp.ByCategory.Bytes[c] = d.withPool(pt.cats[c], d.poolCats[c])
-		}
-		p.Timeline = append(p.Timeline, tp)
 	}
 }
 
@@ -549,7 +608,15 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 // still live that were made by then, and those freed since.
 func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	d := &a.devices[dev]
-	out := make([]LiveAllocation, 0, len(d.lostPeak))
+	atPeak := func(al *liveAlloc) bool { return al.inUse && al.dev == dev && al.seq <= d.peak.seq }
+	n := len(d.lostPeak)
+	for i := range int32(a.allocs.n) {
+		if atPeak(a.allocs.at(i)) {
+			n++
+		}
+	}
+	out := make([]LiveAllocation, 0, n)
+	opNames := make(map[string]*string) // one pointer per op name
 	add := func(al *liveAlloc) {
 		la := LiveAllocation{
 			TensorID: al.ev.TensorID,
@@ -561,13 +628,18 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 			Category: al.ev.Category,
 		}
 		if al.ev.OpName != "" {
-			op := al.ev.OpName
-			la.OpName = &op
+			p := opNames[al.ev.OpName]
+			if p == nil {
+				p = new(string)
+				*p = al.ev.OpName
+				opNames[*p] = p
+			}
+			la.OpName = p
 		}
 		out = append(out, la)
 	}
-	for i := range a.allocs {
-		if al := &a.allocs[i]; al.inUse && al.dev == dev && al.seq <= d.peak.seq {
+	for i := range int32(a.allocs.n) {
+		if al := a.allocs.at(i); atPeak(al) {
 			add(al)
 		}
 	}

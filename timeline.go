@@ -12,6 +12,7 @@ type point struct {
 	live int64  // live bytes minus the device's whole pre-existing pool
 	cats [NumCategories]int64
 	seen CategorySet // categories seen on the device so far (pool aside)
+	dev  int32       // the device
 }
 
 // timeline keeps a device's points. With a limit of max points it keeps, for

@@ -1,0 +1,174 @@
+// bench_analyze_test.go holds the analysis benchmarks: Analyze, NodeMemoryMetrics and AnalyzeStream on generated traces.
+
+package tracemem
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/tracemem/tracemem/internal/gen"
+)
+
+var benchBig = flag.Bool("bench.big", false, "also run the analysis benchmarks on 10M-event traces (a 4 GB file in a temp dir)")
+
+// benchSizes returns the event counts of the analysis benchmarks.
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{10_000}
+	}
+	if *benchBig {
+		return []int{1_000_000, 10_000_000}
+	}
+	return []int{1_000_000}
+}
+
+// genFile writes a generated trace to a file in the benchmark's temp dir.
+func genFile(b *testing.B, cfg gen.Config) (string, gen.Stats) {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "trace.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := gen.Write(f, cfg)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, st
+}
+
+func benchDoc(b *testing.B, cfg gen.Config) *TraceDocument {
+	b.Helper()
+	path, _ := genFile(b, cfg)
+	doc, err := ReadTraceFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	return doc
+}
+
+func reportPerEvent(b *testing.B, events int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+}
+
+// BenchmarkAnalyze: one profile of a whole in-memory document, one point per
+// event (the default) and with MaxTimelinePoints 1000. Targets (issue 3):
+// 1M events ≤ 0.35 s; 10M ≤ 12× the 1M time.
+func BenchmarkAnalyze(b *testing.B) {
+	for _, n := range benchSizes() {
+		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2})
+		for _, maxPoints := range []int{0, 1000} {
+			b.Run(fmt.Sprintf("events=%d/points=%d", n, maxPoints), func(b *testing.B) {
+				b.ReportAllocs()
+				var p *MemoryProfile
+				for b.Loop() {
+					var err error
+					if p, err = Analyze(doc, Options{MaxTimelinePoints: maxPoints}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportPerEvent(b, n)
+				b.ReportMetric(float64(len(p.Timeline)), "points")
+			})
+		}
+	}
+}
+
+// BenchmarkAnalyzeSteadyGrowth: every alloc is a new peak (a long forward
+// pass); no slower per event than BenchmarkAnalyze.
+func BenchmarkAnalyzeSteadyGrowth(b *testing.B) {
+	for _, n := range benchSizes()[:1] {
+		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, SteadyGrowth: true})
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Analyze(doc, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerEvent(b, n)
+		})
+	}
+}
+
+// BenchmarkNodeMemoryMetrics: node metrics of a trace with 1M memory events
+// and 250k spans. Target (issue 4): ≤ 1 s.
+func BenchmarkNodeMemoryMetrics(b *testing.B) {
+	n := benchSizes()[0]
+	doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, Spans: n / 4})
+	b.Run(fmt.Sprintf("events=%d/spans=%d", n, len(doc.Spans)), func(b *testing.B) {
+		b.ReportAllocs()
+		var m map[string]NodeMetrics
+		for b.Loop() {
+			m = NodeMemoryMetrics(doc, nil)
+		}
+		reportPerEvent(b, n)
+		b.ReportMetric(float64(len(m)), "nodes")
+	})
+}
+
+// BenchmarkStream: a JSONL file analyzed end to end with MaxTimelinePoints
+// 1000, through AnalyzeStream (with and without node metrics) and, as the
+// comparison row, through ReadTraceFile + Analyze. MB/s is end to end;
+// peak-heap-MiB is the highest HeapAlloc sampled every 5 ms during the
+// run. Targets (issue 5), on 10M events (-bench.big): ≥ 200 MB/s and peak
+// resident memory ≤ 400 MB for the stream.
+func BenchmarkStream(b *testing.B) {
+	for _, n := range benchSizes() {
+		path, st := genFile(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2})
+		opts := Options{MaxTimelinePoints: 1000}
+		skip := Options{MaxTimelinePoints: 1000, SkipNodeMetrics: true}
+		run := func(name string, analyze func() error) {
+			b.Run(fmt.Sprintf("events=%d/%s", n, name), func(b *testing.B) {
+				b.SetBytes(st.Bytes)
+				b.ReportAllocs()
+				runtime.GC()
+				var peak uint64
+				for b.Loop() {
+					stop := heapWatch()
+					err := analyze()
+					peak = max(peak, stop())
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportPerEvent(b, n)
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			})
+		}
+		run("AnalyzeStream", func() error {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, _, err = AnalyzeStream(f, skip)
+			return err
+		})
+		run("AnalyzeStream+nodes", func() error {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, _, err = AnalyzeStream(f, opts)
+			return err
+		})
+		run("ReadTrace+Analyze", func() error {
+			doc, err := ReadTraceFile(path)
+			if err != nil {
+				return err
+			}
+			_, err = Analyze(doc, opts)
+			return err
+		})
+	}
+}
