@@ -1,0 +1,49 @@
+// Package tracemem turns memory traces of ML workloads into answers: how
+// much memory each device used over time, what was live at the peak and who
+// allocated it, and how much each module, function and op of the model's
+// call tree requested, peaked at and left behind.
+//
+// # Input formats
+//
+// ReadTrace and ReadTraceFile read any of these, gzip-compressed or not,
+// recognised by content rather than by file name:
+//
+//   - the candle-graph JSONL stream (schema candle-graph/trace/6, and /7):
+//     one JSON object a line, discriminated by "kind" (meta, span_start,
+//     span_end, op, tensor, memory, device_memory, gradient, edge);
+//   - the candle-graph document form: one JSON object with the sections of
+//     TraceDocument;
+//   - PyTorch profiler traces (Chrome trace JSON with [memory] events, as
+//     torch.profiler writes with profile_memory=True); see ReadChromeTrace.
+//
+// # Analyses
+//
+// AnalyzeMemory and Analyze replay a document's memory events into a
+// MemoryProfile: a timeline per device, the peak and what was live at it,
+// per-device figures and the events that do not pair up. NodeMemoryMetrics
+// attributes memory to every span and op of the call tree. The rules follow
+// the TensorFlow Memory Profile and PyTorch's memory timeline; Analyze and
+// NodeMemoryMetrics spell them out. Validate reports what the analyses work
+// around in a document (span cycles, duplicate span ids).
+//
+// For traces larger than memory, AnalyzeStream reads a JSONL trace record
+// by record into an Analyzer, which the one-call functions also use: there
+// is one replay. An Analyzer can also be fed by a profiler as events happen,
+// and asked for a profile at any moment.
+//
+// # Units
+//
+// Sizes are bytes and times are nanoseconds since the trace started, in
+// uint64 unless a field says otherwise. Byte sums saturate instead of
+// wrapping.
+//
+// # Ownership
+//
+// A document made by a reader shares the backing memory of repeated strings
+// and shapes between its records: treat them as immutable. Profiles, node
+// metric maps and documents returned to the caller are the caller's to
+// keep; the Analyzer keeps references to the strings and shapes of the
+// records it is given, which must not change afterwards. Nothing here is
+// safe for concurrent use unless it says so, but separate documents and
+// Analyzers may be used from separate goroutines.
+package tracemem
