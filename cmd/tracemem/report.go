@@ -65,7 +65,9 @@ td.path{font-family:ui-monospace,monospace;font-size:12px}
 figure{margin:12px 0 24px}figcaption{font-weight:600;margin-bottom:4px}
 svg text{font:11px system-ui,sans-serif;fill:#333}`
 
-// writeReport writes the HTML report of t. The document is well-formed XML
+// writeReport writes the HTML report of t: the timeline chart of each
+// device first, then the summary, the devices, the top allocations at the
+// peak and the nodes with the highest peak. The document is well-formed XML
 // as well as HTML, needs no network access and no script.
 func writeReport(w io.Writer, t *trace) error {
 	var b strings.Builder
@@ -77,6 +79,22 @@ func writeReport(w io.Writer, t *trace) error {
 		fmt.Fprintf(&b, "<p class=\"meta\">run %s (%s), entrypoint %s, main device %s</p>\n", esc(orDash(r.id)), esc(orDash(r.phase)), esc(orDash(r.entrypoint)), esc(orDash(r.device)))
 	}
 	b.WriteString("<p class=\"meta\">Sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start. A span path is the span names from the root down, joined with \" &gt; \".</p>\n")
+
+	b.WriteString("<h2>Memory timeline</h2>\n<p class=\"legend\">")
+	for _, c := range tracemem.Categories {
+		fmt.Fprintf(&b, "<span><i style=\"background:%s\"></i>%s</span>", categoryColors[c], c)
+	}
+	b.WriteString("<span><i style=\"background:#222;height:2px\"></i>live bytes</span><span><i style=\"background:#d62728;height:2px\"></i>capacity</span></p>\n")
+	if len(p.ByDevice) == 0 {
+		b.WriteString("<p>The trace has no memory events.</p>\n")
+	}
+	tEnd := uint64(0)
+	for i := range p.Timeline {
+		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
+	}
+	for _, d := range p.ByDevice {
+		writeDeviceChart(&b, p, d, tEnd)
+	}
 
 	b.WriteString("<h2>Summary</h2>\n<table>\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>\n", esc(k), esc(v)) }
@@ -110,22 +128,6 @@ func writeReport(w io.Writer, t *trace) error {
 			esc(d.Device), capacity, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs), d.AllocCount, d.FreeCount)
 	}
 	b.WriteString("</table>\n")
-
-	b.WriteString("<h2>Memory timeline</h2>\n<p class=\"legend\">")
-	for _, c := range tracemem.Categories {
-		fmt.Fprintf(&b, "<span><i style=\"background:%s\"></i>%s</span>", categoryColors[c], c)
-	}
-	b.WriteString("<span><i style=\"background:#222;height:2px\"></i>live bytes</span><span><i style=\"background:#d62728;height:2px\"></i>capacity</span></p>\n")
-	if len(p.ByDevice) == 0 {
-		b.WriteString("<p>The trace has no memory events.</p>\n")
-	}
-	tEnd := uint64(0)
-	for i := range p.Timeline {
-		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
-	}
-	for _, d := range p.ByDevice {
-		writeDeviceChart(&b, p, d, tEnd)
-	}
 
 	if s.PeakDevice != "" {
 		n := min(reportTopAllocations, len(p.PeakBreakdown))

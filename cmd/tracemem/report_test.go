@@ -285,6 +285,7 @@ func TestReportInBrowser(t *testing.T) {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1200,900",
 		"file://"+report)
+	cmd.Env = append(os.Environ(), "HOME="+dir) // no profile or crash files outside the temporary directory
 	out, err := runWithTimeout(cmd, 2*time.Minute)
 	if err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
