@@ -108,7 +108,9 @@ func BenchmarkTap(b *testing.B) {
 			if _, _, err := tracemem.AnalyzeStream(tap, opts); err != nil {
 				b.Fatal(err)
 			}
-			tap.wait()
+			if err := tap.wait(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -122,7 +122,9 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		opts.SkipNodeMetrics = !lo.wantNodes
 		tap := newLineTap(r, c)
 		p, nodes, err := tracemem.AnalyzeStream(tap, opts)
-		tap.wait()
+		if terr := tap.wait(); err == nil {
+			err = terr
+		}
 		if err != nil {
 			return nil, &fileError{file: src.name, err: err}
 		}

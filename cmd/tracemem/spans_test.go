@@ -59,7 +59,9 @@ func TestTapCollectsWhatTheReaderReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tap.wait()
+			if err := tap.wait(); err != nil {
+				t.Fatal(err)
+			}
 			if !bytes.Equal(passed, data) && !bytes.Equal(passed, bytes.TrimSuffix(data, []byte("\n"))) {
 				t.Fatalf("the tap changed the bytes")
 			}
@@ -170,5 +172,21 @@ func TestSpanPaths(t *testing.T) {
 	p := deep.path("s" + strconv.Itoa(depth-1))
 	if strings.Count(p, pathSep) != maxPathNames || !strings.HasPrefix(p, "n0 > n1 > … > ") || !strings.HasSuffix(p, " > n99999") {
 		t.Errorf("deep path printed as %q", p)
+	}
+}
+
+// TestTapSurvivesCollectorPanic checks that a collector that panics stops
+// collecting but lets the stream through, and that wait reports it.
+func TestTapSurvivesCollectorPanic(t *testing.T) {
+	c := newCollector(false)
+	c.tree = nil // addSpan on a nil tree panics
+	data := strings.Repeat(`{"kind": "span_start", "id": "a", "name": "x", "start_ns": 0, "span_kind": "function", "measured": true}`+"\n", 10000)
+	tap := newLineTap(strings.NewReader(data), c)
+	passed, err := io.ReadAll(tap)
+	if err != nil || len(passed) != len(data) {
+		t.Fatalf("read %d of %d bytes: %v", len(passed), len(data), err)
+	}
+	if err := tap.wait(); err == nil || !strings.Contains(err.Error(), "internal error") {
+		t.Errorf("wait = %v, want the collector's internal error", err)
 	}
 }

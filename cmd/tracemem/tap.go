@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -26,6 +27,7 @@ type lineTap struct {
 	free   chan []byte // buffers to reuse
 	done   chan struct{}
 	closed bool
+	err    error // a panic of the collector, set before done is closed
 }
 
 // tapBuffers bounds the chunks between the reader and the collector.
@@ -60,17 +62,26 @@ func (t *lineTap) close() {
 	}
 }
 
-// wait ends the stream (when the reader stopped before its end) and waits
-// until the collector has seen every line.
-func (t *lineTap) wait() {
+// wait ends the stream (when the reader stopped before its end), waits
+// until the collector has seen every line, and returns the error of a
+// collector that failed.
+func (t *lineTap) wait() error {
 	t.close()
 	<-t.done
+	return t.err
 }
 
 // consume splits the chunks into lines for the collector; a line without a
 // final newline is handed over at the end.
 func (t *lineTap) consume() {
 	defer close(t.done)
+	defer func() {
+		if v := recover(); v != nil {
+			t.err = fmt.Errorf("internal error while collecting spans: %v", v)
+			for range t.chunks { // let the reader finish
+			}
+		}
+	}()
 	var carry []byte // the start of a line not yet ended
 	for buf := range t.chunks {
 		data := buf
