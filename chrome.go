@@ -79,8 +79,10 @@ import (
 // already covered by those frees (P, the bytes of the pre-existing frees of
 // that device). The rest, R = B − P, is never freed within the trace, so it
 // is represented as one synthetic allocation, tensor id
-// "<device>#baseline", category other, span of the device's first event,
-// placed just before that event with its timestamp. With a consistent trace
+// "<device>#baseline", category other, placed just before the device's
+// first event with its timestamp, in a synthetic span "baseline" (named
+// "pre-existing memory", kind function, not measured, covering the whole
+// trace, no parent) so that no op of the trace is charged with it. With a consistent trace
 // the analysis' live bytes then equal Total Allocated after every memory
 // event (the synthetic point itself shows B, the total before the first
 // event). It counts as one allocation in the analysis (alloc_count,
@@ -1077,7 +1079,6 @@ func (p *chromeParser) build() *TraceDocument {
 	width := len(strconv.Itoa(max(len(spans)-1, 0)))
 	rwidth := len(strconv.Itoa(max(len(roots)-1, 0)))
 	ids := make([]string, len(spans)+len(roots))
-	doc.Spans = make([]Span, 0, len(ids))
 	for i := range spans {
 		ids[i] = padInt("", i, width)
 	}
@@ -1086,23 +1087,36 @@ func (p *chromeParser) build() *TraceDocument {
 	}
 	var emptyIn []string // unknown inputs and shapes are nil, as the other readers leave empty lists
 	var emptyShape []uint64
-	for i := range spans {
-		s := &spans[i]
-		sp := Span{
-			ID: ids[i], Name: s.name, Kind: s.kind, Measured: true,
-			StartNs: rel(s.start), Closed: true, DurationNs: uint64(s.end - s.start), Step: s.step,
+	// Span records, in id order: the numeric ids, then the baseline span
+	// (when a device has a baseline), then the threads' roots.
+	spanRecords := func(withBaseline bool) {
+		doc.Spans = make([]Span, 0, len(ids)+1)
+		for i := range spans {
+			s := &spans[i]
+			sp := Span{
+				ID: ids[i], Name: s.name, Kind: s.kind, Measured: true,
+				StartNs: rel(s.start), Closed: true, DurationNs: uint64(s.end - s.start), Step: s.step,
+			}
+			if s.parent >= 0 {
+				sp.ParentID = ids[s.parent]
+			}
+			doc.Spans = append(doc.Spans, sp)
 		}
-		if s.parent >= 0 {
-			sp.ParentID = ids[s.parent]
+		if withBaseline {
+			end := base
+			for i := range p.thr {
+				end = max(end, p.thr[i].max)
+			}
+			doc.Spans = append(doc.Spans, Span{ID: chromeBaselineSpan, Name: "pre-existing memory",
+				Kind: SpanFunction, Closed: true, DurationNs: rel(end)})
 		}
-		doc.Spans = append(doc.Spans, sp)
-	}
-	for i, th := range roots {
-		t := &p.thr[th]
-		doc.Spans = append(doc.Spans, Span{
-			ID: ids[len(spans)+i], Name: "thread " + t.pid + "/" + t.tid, Kind: SpanFunction,
-			StartNs: rel(t.min), Closed: true, DurationNs: uint64(t.max - t.min),
-		})
+		for i, th := range roots {
+			t := &p.thr[th]
+			doc.Spans = append(doc.Spans, Span{
+				ID: ids[len(spans)+i], Name: "thread " + t.pid + "/" + t.tid, Kind: SpanFunction,
+				StartNs: rel(t.min), Closed: true, DurationNs: uint64(t.max - t.min),
+			})
+		}
 	}
 	nOps := 0
 	for i := range spans {
@@ -1146,9 +1160,8 @@ func (p *chromeParser) build() *TraceDocument {
 		net       int64 // signed bytes so far
 		base      int64 // baseline B, when known
 		hasBase   bool
-		pre       int64 // bytes of pre-existing frees
-		first     int   // index in doc.Memory of its first memory event; -1 none
-		firstSpan int32
+		pre       int64   // bytes of pre-existing frees
+		first     int     // index in doc.Memory of its first memory event; -1 none
 		seq, preq uint64  // Addr-less id counters
 		capacity  *uint64 // shared by the device's samples; points to 0 when unknown
 		knownCap  bool
@@ -1304,7 +1317,7 @@ func (p *chromeParser) build() *TraceDocument {
 			}
 		}
 		if d.first < 0 {
-			d.first, d.firstSpan = len(doc.Memory), m.span
+			d.first = len(doc.Memory)
 		}
 		doc.Memory = append(doc.Memory, ev)
 	}
@@ -1331,7 +1344,7 @@ func (p *chromeParser) build() *TraceDocument {
 			out = append(out, doc.Memory[prev:d.first]...)
 			ev := MemoryEvent{
 				TimestampNs: doc.Memory[d.first].TimestampNs, TensorID: p.devs[di] + "#baseline",
-				SpanID: ids[d.firstSpan], Device: p.devs[di], Bytes: uint64(d.base - d.pre),
+				SpanID: chromeBaselineSpan, Device: p.devs[di], Bytes: uint64(d.base - d.pre),
 				Action: ActionAlloc, Shape: emptyShape, Category: CategoryOther,
 			}
 			out = append(out, ev)
@@ -1339,6 +1352,8 @@ func (p *chromeParser) build() *TraceDocument {
 		}
 		doc.Memory = append(out, doc.Memory[prev:]...)
 	}
+
+	spanRecords(len(baseAt) > 0)
 
 	// Empty sections are nil, as the other readers leave them.
 	if len(doc.Spans) == 0 {
@@ -1382,6 +1397,11 @@ func (p *chromeParser) deviceKey(dev int32) (int64, int64) {
 	}
 	return -1, -1
 }
+
+// chromeBaselineSpan is the id of the synthetic span that holds the
+// baseline allocations; it sorts after the numeric span ids and before the
+// threads' roots.
+const chromeBaselineSpan = "baseline"
 
 // padInt renders prefix + i zero-padded to width digits.
 func padInt(prefix string, i, width int) string {

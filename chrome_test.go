@@ -163,7 +163,7 @@ func TestChromeAddrFixture(t *testing.T) {
 	// Times: ns since the earliest imported event, the [memory] at 990 µs.
 	wantMem := []memRow{
 		// baseline: Total Allocated 1512 - Bytes 512 = 1000 live before; the trace frees 300 of it (0x10000), so 700 stay.
-		{0, "cuda:0#baseline", alloc, 700, "cuda:0", "thread:0", "", oth},
+		{0, "cuda:0#baseline", alloc, 700, "cuda:0", "baseline", "", oth}, // in its own span: no op is charged with it
 		{0, "cuda:0@0x1000#0", alloc, 512, "cuda:0", "thread:0", "", oth}, // outside every span: the thread's root
 		{35000, "cuda:0@0x2000#0", alloc, 256, "cuda:0", "2", "aten::empty", act},
 		{40000, "cpu@0x1869f#0", alloc, 40, "cpu", "2", "aten::empty", act},         // at the span's end: contained
@@ -189,6 +189,7 @@ func TestChromeAddrFixture(t *testing.T) {
 		{"7", "", "autograd::engine::evaluate_function: MulBackward0", SpanOp, StepBackward, 210000, 100000},
 		{"8", "7", "MulBackward0", SpanOp, StepBackward, 220000, 80000},
 		{"9", "8", "aten::mul", SpanOp, StepBackward, 230000, 20000},
+		{"baseline", "", "pre-existing memory", SpanFunction, StepNone, 0, 1010000},
 		{"thread:0", "", "thread 100/1", SpanFunction, StepNone, 0, 1010000},
 	}
 	if d := cmp.Diff(wantSpans, spanRows(doc)); d != "" {
@@ -920,4 +921,121 @@ func cmpU64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// TestChromeAddrAnomalies checks what address identity does with a trace
+// that lost events: an alloc at a live address keeps the id (a duplicate
+// alloc for the analysis), a second free of an address names the last id
+// (a double free), and a free of an unknown address is pre-existing.
+func TestChromeAddrAnomalies(t *testing.T) {
+	ev := func(ts string, bytes int64, addr int) string {
+		return memEvent(ts, bytes, 1, 0, fmt.Sprintf(`,"Addr":%d`, addr))
+	}
+	in := "[" + strings.Join([]string{
+		ev("1", 100, 4096), ev("2", 100, 4096), ev("3", -100, 4096), ev("4", -100, 4096),
+		ev("5", 100, 4096), ev("6", -64, 8192),
+	}, ",") + "]"
+	doc := mustReadChrome(t, []byte(in))
+	var ids []string
+	for _, m := range doc.Memory {
+		ids = append(ids, m.TensorID)
+	}
+	want := []string{"cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#1", "cuda:0@0x2000#0"}
+	if d := cmp.Diff(want, ids); d != "" {
+		t.Errorf("tensor ids (-want +got):\n%s", d)
+	}
+	p := AnalyzeMemory(doc)
+	if want := (Anomalies{UnmatchedFrees: 1, DoubleFrees: 1, DuplicateAllocs: 1}); p.Anomalies != want {
+		t.Errorf("anomalies %+v, want %+v", p.Anomalies, want)
+	}
+	if p.Summary.PreexistingBytes != 64 {
+		t.Errorf("preexisting %d, want 64", p.Summary.PreexistingBytes)
+	}
+}
+
+// TestChromeSteps checks the step of spans: markers, inheritance and
+// ProfilerStep scoping.
+func TestChromeSteps(t *testing.T) {
+	x := func(name string, ts, dur int, tid int) string {
+		return fmt.Sprintf(`{"name":%q,"ph":"X","cat":"cpu_op","ts":%d,"dur":%d,"pid":1,"tid":%d}`, name, ts, dur, tid)
+	}
+	in := "[" + strings.Join([]string{
+		x("aten::before", 0, 5, 1),      // outside any ProfilerStep: none
+		x("ProfilerStep#7", 10, 100, 1), // the step itself: none
+		x("aten::linear", 11, 10, 1),    // forward
+		x("aten::mm", 12, 2, 1),         // forward, inherited
+		x("Optimizer.step#Adam.step", 30, 20, 1),
+		x("aten::add_", 31, 2, 1),   // optimizer, inherited
+		x("MulBackward0", 32, 2, 1), // a backward marker wins over optimizer
+		x("aten::mul", 33, 1, 1),    // backward, inherited
+		x("Optimizer.zero_grad#Adam.zero_grad", 60, 5, 1),
+		x("SumBackward1", 10, 50, 2), // another thread: no ProfilerStep there
+		x("aten::ones", 11, 1, 2),    // backward, inherited
+		x("aten::neg", 200, -3, 1),   // a negative dur is 0
+	}, ",") + "]"
+	doc := mustReadChrome(t, []byte(in))
+	got := make(map[string]Step)
+	for _, s := range doc.Spans {
+		got[s.Name] = s.Step
+		if s.Name == "aten::neg" && s.DurationNs != 0 {
+			t.Errorf("negative dur gave %d ns", s.DurationNs)
+		}
+	}
+	want := map[string]Step{
+		"aten::before": StepNone, "ProfilerStep#7": StepNone, "aten::linear": StepForward, "aten::mm": StepForward,
+		"Optimizer.step#Adam.step": StepOptimizer, "aten::add_": StepOptimizer, "MulBackward0": StepBackward,
+		"aten::mul": StepBackward, "Optimizer.zero_grad#Adam.zero_grad": StepOptimizer, "SumBackward1": StepBackward,
+		"aten::ones": StepBackward, "aten::neg": StepNone,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("steps (-want +got):\n%s", d)
+	}
+}
+
+// TestChromeRunDevice checks that the run's device is the one with the most
+// [memory] events, ties to the smallest name.
+func TestChromeRunDevice(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		devs         [][2]int
+		want         string
+	}{
+		{"most events", "cpu has more events than cuda", [][2]int{{1, 0}, {0, -1}, {0, -1}}, "cpu"},
+		{"tie", "a tie goes to the smallest name", [][2]int{{1, 1}, {1, 0}}, "cuda:0"},
+		{"none", "no memory events, no device", nil, ""},
+	} {
+		var evs []string
+		for i, d := range tc.devs {
+			evs = append(evs, memEvent(strconv.Itoa(i), 8, d[0], d[1], ""))
+		}
+		doc := mustReadChrome(t, []byte("["+strings.Join(evs, ",")+"]"))
+		if doc.Run.Device != tc.want {
+			t.Errorf("%s (%s): device %q, want %q", tc.name, tc.reason, doc.Run.Device, tc.want)
+		}
+	}
+}
+
+func ExampleReadChromeTrace() {
+	trace := `{"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 100, "dur": 10},
+  {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 105.5,
+   "args": {"Addr": 4096, "Bytes": 1024, "Total Allocated": 5120, "Device Type": 1, "Device Id": 0}},
+  {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 120,
+   "args": {"Addr": 4096, "Bytes": -1024, "Total Allocated": 4096, "Device Type": 1, "Device Id": 0}}
+]}`
+	doc, err := ReadChromeTrace(strings.NewReader(trace))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range doc.Memory {
+		fmt.Printf("%d ns %v %s %d B op %q span %s\n", m.TimestampNs, m.Action, m.TensorID, m.Bytes, m.OpName, m.SpanID)
+	}
+	p := AnalyzeMemory(doc)
+	fmt.Println("peak", p.Summary.PeakBytes, "on", p.Summary.PeakDevice)
+	// Output:
+	// 5500 ns alloc cuda:0#baseline 4096 B op "" span baseline
+	// 5500 ns alloc cuda:0@0x1000#0 1024 B op "aten::empty" span 0
+	// 20000 ns free cuda:0@0x1000#0 1024 B op "" span thread:0
+	// peak 5120 on cuda:0
 }
