@@ -45,7 +45,8 @@ func writeChrome(w io.Writer, t *trace) error {
 		seen[pt.Device] |= pt.ByCategory.Present
 		endNs = max(endNs, pt.TimestampNs)
 	}
-	for _, s := range t.tree.spans {
+	for i := range t.tree.len() {
+		s := t.tree.at(i)
 		endNs = max(endNs, s.startNs)
 		if s.closed {
 			endNs = max(endNs, s.startNs+s.durationNs)
@@ -88,7 +89,8 @@ func writeChrome(w io.Writer, t *trace) error {
 		}
 		cw.raw("}}")
 	}
-	for _, s := range t.tree.spans {
+	for i := range t.tree.len() {
+		s := t.tree.at(i)
 		dur := s.durationNs
 		if !s.closed {
 			dur = endNs - min(s.startNs, endNs)

@@ -192,8 +192,8 @@ func TestJSONLStreams(t *testing.T) {
 		if tr.streamed != c.stream {
 			t.Errorf("%s: streamed = %v", c.reason, tr.streamed)
 		}
-		if len(tr.tree.spans) != len(doc.Spans) || len(tr.nodes) == 0 {
-			t.Errorf("%s: %d spans and %d nodes, want %d spans and nodes", c.reason, len(tr.tree.spans), len(tr.nodes), len(doc.Spans))
+		if tr.tree.len() != len(doc.Spans) || len(tr.nodes) == 0 {
+			t.Errorf("%s: %d spans and %d nodes, want %d spans and nodes", c.reason, tr.tree.len(), len(tr.nodes), len(doc.Spans))
 		}
 	}
 }

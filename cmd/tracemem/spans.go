@@ -3,7 +3,10 @@
 package main
 
 import (
+	"hash/maphash"
+	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/tracemem/tracemem"
 )
@@ -11,7 +14,7 @@ import (
 // pathSep joins the names of a span path, root first.
 const pathSep = " > "
 
-// spanInfo is what the command keeps of one span.
+// spanInfo is one span as the command shows it.
 type spanInfo struct {
 	id, parent, name string
 	kind             tracemem.SpanKind
@@ -21,25 +24,58 @@ type spanInfo struct {
 	closed           bool
 }
 
-// spanTree is the spans of a trace by id, and the op names of each span in
-// document order (only when asked for).
+// spanRec is one span as the tree stores it: about 40 bytes, its id in the
+// tree's arena, its name interned, its parent an index.
+type spanRec struct {
+	startNs, durationNs uint64
+	idOff               int // the id is arena[idOff : idOff+idLen]
+	idLen               uint32
+	parent              int32  // index of the parent; noParent; or ≤ unresolvedBase: an id not (yet) seen, in unresolved
+	name                uint32 // index in names
+	kind                tracemem.SpanKind
+	step                tracemem.Step
+	closed              bool
+}
+
+const (
+	noParent       = -1
+	unresolvedBase = -2 // parent = unresolvedBase - i names unresolved[i]
+)
+
+// spanTree is the spans of a trace, and the op names of each span in
+// document order (only when asked for). It is compact (about 70 bytes a
+// span: no string per span) because a streamed trace may have millions of
+// spans: ids live in one arena and are found by a hash, checked against the
+// arena; names are interned. Not safe for concurrent use.
 type spanTree struct {
-	index map[string]int // span id → position in spans
-	spans []spanInfo     // in the order first seen
-	ops   map[string][]string
+	recs       []spanRec
+	arena      []byte
+	hash       func([]byte) uint64
+	byHash     map[uint64]int32 // hash of the id → first span with that hash
+	collisions map[string]int32 // spans whose id hash was already taken by another id
+	names      []string
+	nameIdx    map[string]uint32
+	unresolved []string
+	ops        map[int32][]string  // op names by span index
+	strayOps   map[string][]string // op names of spans the tree does not have
 }
 
 func newSpanTree() *spanTree {
-	return &spanTree{index: make(map[string]int), ops: make(map[string][]string)}
+	seed := maphash.MakeSeed()
+	return &spanTree{
+		hash:       func(b []byte) uint64 { return maphash.Bytes(seed, b) },
+		byHash:     make(map[uint64]int32),
+		collisions: make(map[string]int32),
+		nameIdx:    make(map[string]uint32),
+		ops:        make(map[int32][]string),
+		strayOps:   make(map[string][]string),
+	}
 }
 
 // treeFromDocument takes the spans and ops of doc.
 func treeFromDocument(doc *tracemem.TraceDocument) *spanTree {
-	t := &spanTree{
-		index: make(map[string]int, len(doc.Spans)),
-		spans: make([]spanInfo, 0, len(doc.Spans)),
-		ops:   make(map[string][]string),
-	}
+	t := newSpanTree()
+	t.recs = make([]spanRec, 0, len(doc.Spans))
 	for i := range doc.Spans {
 		s := &doc.Spans[i]
 		t.addSpan(spanInfo{id: s.ID, parent: s.ParentID, name: s.Name, kind: s.Kind, step: s.Step,
@@ -51,32 +87,146 @@ func treeFromDocument(doc *tracemem.TraceDocument) *spanTree {
 	return t
 }
 
-// addSpan adds s; a second span of the same id is ignored (the reader
-// reports it).
+// len returns the number of spans.
+func (t *spanTree) len() int { return len(t.recs) }
+
+func (t *spanTree) idOf(r *spanRec) []byte { return t.arena[r.idOff : r.idOff+int(r.idLen)] }
+
+// find returns the index of span id, or -1.
+func (t *spanTree) find(id []byte) int32 {
+	i, ok := t.byHash[t.hash(id)]
+	if !ok {
+		return -1
+	}
+	if string(t.idOf(&t.recs[i])) == string(id) {
+		return i
+	}
+	if j, ok := t.collisions[string(id)]; ok {
+		return j
+	}
+	return -1
+}
+
+func (t *spanTree) findString(id string) int32 { return t.find(unsafeBytes(id)) }
+
+// unsafeBytes views s as bytes for lookups that neither keep nor change them.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func (t *spanTree) intern(name string) uint32 {
+	if i, ok := t.nameIdx[name]; ok {
+		return i
+	}
+	i := uint32(len(t.names))
+	t.names = append(t.names, name)
+	t.nameIdx[name] = i
+	return i
+}
+
+// addSpan adds s (its end too when closed).
 func (t *spanTree) addSpan(s spanInfo) {
-	if _, dup := t.index[s.id]; dup {
+	t.addSpanBytes(unsafeBytes(s.id), unsafeBytes(s.parent), s.name, s.kind, s.step, s.startNs)
+	if s.closed {
+		t.endSpan(s.id, s.durationNs)
+	}
+}
+
+// addSpanBytes adds a span from the bytes of its id and parent id (not
+// kept); a second span of the same id is ignored (the reader reports it).
+func (t *spanTree) addSpanBytes(id, parent []byte, name string, kind tracemem.SpanKind, step tracemem.Step, startNs uint64) {
+	h := t.hash(id)
+	first, taken := t.byHash[h]
+	if _, dup := t.collisions[string(id)]; taken && (dup || string(t.idOf(&t.recs[first])) == string(id)) {
+		return // a duplicate id
+	}
+	if len(t.recs) >= math.MaxInt32 {
 		return
 	}
-	t.index[s.id] = len(t.spans)
-	t.spans = append(t.spans, s)
+	idx := int32(len(t.recs))
+	r := spanRec{idOff: len(t.arena), idLen: uint32(len(id)), parent: noParent, name: t.intern(name), kind: kind, step: step, startNs: startNs}
+	t.arena = append(t.arena, id...)
+	if len(parent) > 0 {
+		if p := t.find(parent); p >= 0 {
+			r.parent = p
+		} else {
+			r.parent = unresolvedBase - int32(len(t.unresolved))
+			t.unresolved = append(t.unresolved, string(parent))
+		}
+	}
+	t.recs = append(t.recs, r)
+	if taken {
+		t.collisions[string(id)] = idx
+	} else {
+		t.byHash[h] = idx
+	}
 }
 
 // endSpan records the end of span id.
-func (t *spanTree) endSpan(id string, durationNs uint64) {
-	if i, ok := t.index[id]; ok {
-		t.spans[i].durationNs = durationNs
-		t.spans[i].closed = true
+func (t *spanTree) endSpan(id string, durationNs uint64) { t.endSpanBytes(unsafeBytes(id), durationNs) }
+
+func (t *spanTree) endSpanBytes(id []byte, durationNs uint64) {
+	if i := t.find(id); i >= 0 {
+		t.recs[i].durationNs = durationNs
+		t.recs[i].closed = true
 	}
 }
 
-func (t *spanTree) addOp(spanID, name string) { t.ops[spanID] = append(t.ops[spanID], name) }
+// addOp appends an op name to span spanID's ops.
+func (t *spanTree) addOp(spanID, name string) { t.addOpBytes(unsafeBytes(spanID), name) }
 
-// span returns the span of id, or nil.
-func (t *spanTree) span(id string) *spanInfo {
-	if i, ok := t.index[id]; ok {
-		return &t.spans[i]
+func (t *spanTree) addOpBytes(spanID []byte, name string) {
+	name = t.names[t.intern(name)]
+	if i := t.find(spanID); i >= 0 {
+		t.ops[i] = append(t.ops[i], name)
+		return
 	}
-	return nil
+	t.strayOps[string(spanID)] = append(t.strayOps[string(spanID)], name)
+}
+
+// opsOf returns the op names of span id in document order.
+func (t *spanTree) opsOf(id string) []string {
+	if i := t.findString(id); i >= 0 {
+		return t.ops[i]
+	}
+	return t.strayOps[id]
+}
+
+// parentOf returns the index of the parent of span i, -1 for none, and the
+// parent's id when the tree does not have that span.
+func (t *spanTree) parentOf(i int32) (int32, string) {
+	p := t.recs[i].parent
+	switch {
+	case p >= 0:
+		return p, ""
+	case p == noParent:
+		return -1, ""
+	}
+	id := t.unresolved[unresolvedBase-p]
+	if j := t.findString(id); j >= 0 { // a parent added after its child
+		return j, ""
+	}
+	return -1, id
+}
+
+// at returns span i (in the order added).
+func (t *spanTree) at(i int) spanInfo {
+	r := &t.recs[i]
+	s := spanInfo{id: string(t.idOf(r)), name: t.names[r.name], kind: r.kind, step: r.step,
+		startNs: r.startNs, durationNs: r.durationNs, closed: r.closed}
+	if p, stray := t.parentOf(int32(i)); p >= 0 {
+		s.parent = string(t.idOf(&t.recs[p]))
+	} else {
+		s.parent = stray
+	}
+	return s
+}
+
+// span returns span id, and false when the tree does not have it.
+func (t *spanTree) span(id string) (spanInfo, bool) {
+	i := t.findString(id)
+	if i < 0 {
+		return spanInfo{}, false
+	}
+	return t.at(int(i)), true
 }
 
 // maxPathNames bounds the names of a path as printed: deeper paths keep
@@ -88,19 +238,20 @@ const maxPathNames = 12
 // ends the walk.
 func (t *spanTree) pathNames(id string) []string {
 	var names []string
-	seen := 0
-	for id != "" && seen <= len(t.spans) {
-		s := t.span(id)
-		if s == nil {
-			names = append(names, id)
-			break
-		}
-		names = append(names, s.name)
-		id = s.parent
-		seen++
+	i := t.findString(id)
+	if i < 0 {
+		return []string{id}
 	}
-	for i, j := 0, len(names)-1; i < j; i, j = i+1, j-1 {
-		names[i], names[j] = names[j], names[i]
+	for steps := 0; i >= 0 && steps <= len(t.recs); steps++ {
+		names = append(names, t.names[t.recs[i].name])
+		var stray string
+		i, stray = t.parentOf(i)
+		if stray != "" {
+			names = append(names, stray)
+		}
+	}
+	for a, b := 0, len(names)-1; a < b; a, b = a+1, b-1 {
+		names[a], names[b] = names[b], names[a]
 	}
 	return names
 }
@@ -133,7 +284,7 @@ type nodeRef struct {
 
 // describeNode tells what node key is: a span id, or "{span}/op/{index}".
 func (t *spanTree) describeNode(key string) nodeRef {
-	if s := t.span(key); s != nil {
+	if s, ok := t.span(key); ok {
 		kind := s.kind.String()
 		if s.kind == tracemem.SpanOp {
 			kind = "op span"
@@ -144,7 +295,7 @@ func (t *spanTree) describeNode(key string) nodeRef {
 		spanID, idx := key[:i], key[i+len("/op/"):]
 		name := "op " + idx
 		if n, ok := atoiStrict(idx); ok {
-			if ops := t.ops[spanID]; n < len(ops) {
+			if ops := t.opsOf(spanID); n < len(ops) {
 				name = ops[n]
 			}
 		}

@@ -66,22 +66,21 @@ func TestTapCollectsWhatTheReaderReads(t *testing.T) {
 				t.Fatalf("the tap changed the bytes")
 			}
 			got := c.tree
-			if len(got.spans) != len(want.spans) {
-				t.Fatalf("collected %d spans, the reader %d", len(got.spans), len(want.spans))
+			if got.len() != want.len() {
+				t.Fatalf("collected %d spans, the reader %d", got.len(), want.len())
 			}
-			for _, ws := range want.spans {
-				gs := got.span(ws.id)
-				if gs == nil || *gs != ws {
+			for i := range want.len() {
+				ws := want.at(i)
+				gs, ok := got.span(ws.id)
+				if !ok || gs != ws {
 					t.Fatalf("span %s: collected %+v, the reader %+v", ws.id, gs, ws)
 				}
-			}
-			if len(got.ops) != len(want.ops) {
-				t.Errorf("ops of %d spans, the reader %d", len(got.ops), len(want.ops))
-			}
-			for id, ops := range want.ops {
-				if !slices.Equal(got.ops[id], ops) {
-					t.Errorf("ops of %s = %q, the reader %q", id, got.ops[id], ops)
+				if !slices.Equal(got.opsOf(ws.id), want.opsOf(ws.id)) {
+					t.Errorf("ops of %s = %q, the reader %q", ws.id, got.opsOf(ws.id), want.opsOf(ws.id))
 				}
+			}
+			if len(got.ops) != len(want.ops) || len(got.strayOps) != len(want.strayOps) {
+				t.Errorf("ops of %d+%d spans, the reader %d+%d", len(got.ops), len(got.strayOps), len(want.ops), len(want.strayOps))
 			}
 			if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device {
 				t.Errorf("run %+v, want %s %s %s", c.run, doc.Run.RunID, doc.Run.Phase, doc.Run.Device)
@@ -113,7 +112,20 @@ func TestRecordKind(t *testing.T) {
 // cycles cut, deep paths elided in the middle (and walked without
 // recursion), and op nodes named by their op.
 func TestSpanPaths(t *testing.T) {
+	for _, h := range []struct {
+		name string
+		hash func([]byte) uint64
+	}{{"maphash", nil}, {"every id colliding", func([]byte) uint64 { return 42 }}} {
+		t.Run(h.name, func(t *testing.T) { testSpanPaths(t, h.hash) })
+	}
+}
+
+func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 	tr := newSpanTree()
+	if hash != nil {
+		tr.hash = hash
+	}
+	tr.addSpan(spanInfo{id: "late-child", parent: "late", name: "child"})
 	tr.addSpan(spanInfo{id: "r", name: "step"})
 	tr.addSpan(spanInfo{id: "m", parent: "r", name: "layer", kind: tracemem.SpanModule})
 	tr.addSpan(spanInfo{id: "o", parent: "m", name: "matmul", kind: tracemem.SpanOp})
@@ -121,6 +133,7 @@ func TestSpanPaths(t *testing.T) {
 	tr.addSpan(spanInfo{id: "c1", parent: "c2", name: "ping"})
 	tr.addSpan(spanInfo{id: "c2", parent: "c1", name: "pong"})
 	tr.addSpan(spanInfo{id: "r", name: "duplicate"})
+	tr.addSpan(spanInfo{id: "late", name: "parent"})
 	tr.addOp("o", "matmul")
 	tr.addOp("o", "scale")
 	cases := []struct {
@@ -130,6 +143,7 @@ func TestSpanPaths(t *testing.T) {
 		{"r", "step", "a root is its own path; a duplicate span id does not replace the first"},
 		{"orphan", "gone > lost", "a parent the trace does not have is named by its id"},
 		{"nosuch", "nosuch", "an unknown span is named by its id"},
+		{"late-child", "parent > child", "a parent added after its child is found (the document's spans are sorted by id)"},
 		{"", "-", "no span"},
 	}
 	for _, c := range cases {
@@ -137,7 +151,7 @@ func TestSpanPaths(t *testing.T) {
 			t.Errorf("%s: path(%q) = %q, want %q", c.reason, c.id, got, c.want)
 		}
 	}
-	if got := tr.pathNames("c1"); len(got) > len(tr.spans)+1 {
+	if got := tr.pathNames("c1"); len(got) > tr.len()+1 {
 		t.Errorf("a parent cycle gave a path of %d names", len(got))
 	}
 
@@ -156,6 +170,9 @@ func TestSpanPaths(t *testing.T) {
 		}
 	}
 
+	if hash != nil {
+		return // the deep tree with one hash would take quadratic time
+	}
 	deep := newSpanTree()
 	const depth = 100_000
 	for i := range depth {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tracemem/tracemem"
 )
 
 // runInfo is what the command shows of a trace's run record.
@@ -141,20 +142,12 @@ func (c *collector) intern(b []byte) string {
 	return v
 }
 
-// spanID returns b as a string, shared with the span of that id when the
-// tree has it.
-func (c *collector) spanID(b []byte) string {
-	if i, ok := c.tree.index[string(b)]; ok {
-		return c.tree.spans[i].id
-	}
-	return string(b)
-}
-
 // tapRecord holds the members of the records the collector reads.
 type tapRecord struct {
-	kind, id, parentID, name, spanKind, step, spanID, opName string
-	runID, entrypoint, phase, device                         string
-	startNs, durationNs                                      uint64
+	kind, name, spanKind, step, opName string
+	runID, entrypoint, phase, device   string
+	id, parentID, spanID               []byte // span ids, valid until the next record
+	startNs, durationNs                uint64
 }
 
 var (
@@ -211,14 +204,15 @@ func (c *collector) line(line []byte) {
 			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device}
 		}
 	case "span_start":
-		s := spanInfo{id: r.id, parent: r.parentID, name: r.name, startNs: r.startNs}
-		_ = s.kind.UnmarshalText([]byte(r.spanKind))
-		_ = s.step.UnmarshalText([]byte(r.step))
-		c.tree.addSpan(s)
+		var kind tracemem.SpanKind
+		var step tracemem.Step
+		_ = kind.UnmarshalText([]byte(r.spanKind))
+		_ = step.UnmarshalText([]byte(r.step))
+		c.tree.addSpanBytes(r.id, r.parentID, r.name, kind, step, r.startNs)
 	case "span_end":
-		c.tree.endSpan(r.id, r.durationNs)
+		c.tree.endSpanBytes(r.id, r.durationNs)
 	case "op":
-		c.tree.addOp(r.spanID, r.opName)
+		c.tree.addOpBytes(r.spanID, r.opName)
 	}
 }
 
@@ -227,6 +221,7 @@ func (c *collector) line(line []byte) {
 func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 	c.rd.Reset(line)
 	c.dec.Reset(&c.rd)
+	c.scratch = c.scratch[:0]
 	if tok, err := c.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return r, false
 	}
@@ -236,23 +231,23 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 			return r, false
 		}
 		var str *string
+		var raw *[]byte
 		var num *uint64
-		unique := false // a span id: not worth interning
 		switch string(name) {
 		case `"kind"`:
 			str = &r.kind
 		case `"id"`:
-			str, unique = &r.id, true
+			raw = &r.id
 		case `"parent_id"`:
-			str, unique = &r.parentID, true
+			raw = &r.parentID
+		case `"span_id"`:
+			raw = &r.spanID
 		case `"name"`:
 			str = &r.name
 		case `"span_kind"`:
 			str = &r.spanKind
 		case `"step"`:
 			str = &r.step
-		case `"span_id"`:
-			str = &r.spanID
 		case `"op_name"`:
 			str = &r.opName
 		case `"run_id"`:
@@ -273,26 +268,29 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 			return r, false
 		}
 		switch {
-		case str != nil && val.Kind() == '"':
-			c.scratch, err = jsontext.AppendUnquote(c.scratch[:0], val)
+		case (str != nil || raw != nil) && val.Kind() == 'n':
+			// null: absent
+		case str != nil || raw != nil:
+			if val.Kind() != '"' {
+				return r, false
+			}
+			start := len(c.scratch)
+			c.scratch, err = jsontext.AppendUnquote(c.scratch, val)
 			if err != nil {
 				return r, false
 			}
-			if unique {
-				*str = c.spanID(c.scratch)
+			if str != nil {
+				*str = c.intern(c.scratch[start:])
+				c.scratch = c.scratch[:start]
 			} else {
-				*str = c.intern(c.scratch)
+				*raw = c.scratch[start:len(c.scratch):len(c.scratch)]
 			}
-		case str != nil && val.Kind() == 'n':
-			*str = ""
 		case num != nil:
 			v, ok := parseUint(val)
 			if !ok {
 				return r, false
 			}
 			*num = v
-		case str != nil:
-			return r, false
 		}
 	}
 	return r, true
