@@ -65,16 +65,24 @@ func DTypeSize(label string) (uint64, bool) {
 }
 
 // ElementCount returns the number of elements of a tensor of the given shape.
-// The empty shape (a scalar) has one element. The product saturates at the
-// maximum uint64; it never wraps.
+// The empty shape (a scalar) has one element; a zero dimension gives 0. The
+// product saturates at the maximum uint64; it never wraps.
 func ElementCount(shape []uint64) uint64 {
 	n := uint64(1)
+	saturated := false
 	for _, d := range shape {
+		if d == 0 {
+			return 0
+		}
 		hi, lo := bits.Mul64(n, d)
 		if hi != 0 {
-			return ^uint64(0)
+			saturated = true
+			continue
 		}
 		n = lo
+	}
+	if saturated {
+		return ^uint64(0)
 	}
 	return n
 }
@@ -88,8 +96,27 @@ func DenseBytes(shape []uint64, dtype string) uint64 {
 	if !ok {
 		return 0
 	}
-	hi, lo := bits.Mul64(ElementCount(shape), b)
-	if hi >= 8 { // count × bits / 8 does not fit in 64 bits
+	// total bits as the 128-bit number hi:lo; saturate once the bytes
+	// (bits/8, rounded up) cannot fit in 64 bits, i.e. hi >= 8.
+	hi, lo := uint64(0), b
+	saturated := false
+	for _, d := range shape {
+		if d == 0 {
+			return 0
+		}
+		if saturated {
+			continue
+		}
+		h1, l1 := bits.Mul64(lo, d)
+		h2, l2 := bits.Mul64(hi, d)
+		sum, carry := bits.Add64(h1, l2, 0)
+		if h2 != 0 || carry != 0 || sum >= 8 {
+			saturated = true
+			continue
+		}
+		hi, lo = sum, l1
+	}
+	if saturated {
 		return ^uint64(0)
 	}
 	n := hi<<61 | lo>>3

@@ -1,0 +1,147 @@
+// category_test.go holds the tests of categories, CategoryForStep and CategoryBytes.
+
+package tracemem
+
+import (
+	stdjson "encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCategoryForStep(t *testing.T) {
+	tests := []struct {
+		step         Step
+		requiresGrad bool
+		want         Category
+		reason       string
+	}{
+		{StepBackward, false, CategoryGradient, "backward makes gradients"},
+		{StepBackward, true, CategoryGradient, "whatever requires_grad says"},
+		{StepOptimizer, false, CategoryOptimizer, "optimizer makes optimizer state"},
+		{StepOptimizer, true, CategoryOptimizer, "whatever requires_grad says"},
+		{StepForward, false, CategoryActivation, "forward makes activations"},
+		{StepForward, true, CategoryActivation, "even when it requires grad"},
+		{StepNone, true, CategoryParameter, "no step and requires grad: a parameter"},
+		{StepNone, false, CategoryActivation, "no step and no grad: an activation"},
+	}
+	for _, tc := range tests {
+		if got := CategoryForStep(tc.step, tc.requiresGrad); got != tc.want {
+			t.Errorf("CategoryForStep(%v, %v) = %v, want %v (%s)", tc.step, tc.requiresGrad, got, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestCategoryText(t *testing.T) {
+	names := map[Category]string{CategoryOther: "other", CategoryParameter: "parameter", CategoryActivation: "activation",
+		CategoryGradient: "gradient", CategoryOptimizer: "optimizer"}
+	if len(names) != NumCategories {
+		t.Fatalf("%d names for %d categories", len(names), NumCategories)
+	}
+	for c, name := range names {
+		b, err := c.MarshalText()
+		if err != nil || string(b) != name || c.String() != name {
+			t.Errorf("%d: MarshalText %q %v, String %q; want %q", c, b, err, c.String(), name)
+		}
+		var back Category = 99
+		if err := back.UnmarshalText([]byte(name)); err != nil || back != c {
+			t.Errorf("UnmarshalText(%q) = %v, %v", name, back, err)
+		}
+	}
+	var zero Category
+	if zero != CategoryOther {
+		t.Error("the zero Category is not other")
+	}
+	var c Category = CategoryGradient
+	if err := c.UnmarshalText(nil); err != nil || c != CategoryOther {
+		t.Errorf(`UnmarshalText("") = %v, %v; want other (absent means other)`, c, err)
+	}
+	err := c.UnmarshalText([]byte("Parameter"))
+	var ee *EnumError
+	if !errors.As(err, &ee) || ee.Value != "Parameter" ||
+		err.Error() != `unknown category "Parameter" (want other, parameter, activation, gradient or optimizer)` {
+		t.Errorf("UnmarshalText(Parameter) error %v: want an EnumError naming the value and the set (names are case-sensitive)", err)
+	}
+	if _, err := Category(NumCategories).MarshalText(); err == nil {
+		t.Error("MarshalText of an out-of-range category did not fail")
+	}
+	if s := Category(200).String(); s != "Category(200)" {
+		t.Errorf("String of an out-of-range category = %q", s)
+	}
+	seen := CategorySet(0)
+	for _, c := range Categories {
+		if seen.Has(c) {
+			t.Errorf("Categories lists %v twice", c)
+		}
+		seen = seen.With(c)
+	}
+	if Categories[len(Categories)-1] != CategoryOther {
+		t.Error("other is not displayed last")
+	}
+}
+
+func TestCategoryBytes(t *testing.T) {
+	var b CategoryBytes
+	b.Bytes[CategoryActivation] = 100
+	b.Bytes[CategoryGradient] = 0
+	b.Present = b.Present.With(CategoryActivation).With(CategoryGradient).With(CategoryOther)
+	b.Bytes[CategoryOther] = 5
+	if b.Len() != 3 || b.Total() != 105 || b.Get(CategoryActivation) != 100 || b.Get(CategoryParameter) != 0 {
+		t.Errorf("Len %d Total %d", b.Len(), b.Total())
+	}
+	var order []Category
+	for c := range b.All() {
+		order = append(order, c)
+	}
+	if diff := cmp.Diff([]Category{CategoryActivation, CategoryGradient, CategoryOther}, order); diff != "" {
+		t.Errorf("All order (-want +got):\n%s", diff)
+	}
+	for c := range b.All() { // stopping early must not panic
+		_ = c
+		break
+	}
+	data, err := json.Marshal(b)
+	if err != nil || string(data) != `{"activation":100,"gradient":0,"other":5}` {
+		t.Errorf("MarshalJSON = %s, %v (a present 0 is listed, absent categories are not)", data, err)
+	}
+	for name, unmarshal := range map[string]func([]byte, any) error{"v2": func(d []byte, v any) error { return json.Unmarshal(d, v) }, "v1": stdjson.Unmarshal} {
+		var back CategoryBytes
+		if err := unmarshal(data, &back); err != nil || back != b {
+			t.Errorf("%s: UnmarshalJSON = %+v, %v; want %+v", name, back, err, b)
+		}
+	}
+	var back CategoryBytes
+	for _, bad := range []string{`{"weights":1}`, `{"other":-1}`, `{"other":"1"}`, `[1]`, `{"other":1.5}`} {
+		if err := json.Unmarshal([]byte(bad), &back); err == nil {
+			t.Errorf("UnmarshalJSON(%s) did not fail", bad)
+		}
+	}
+	if err := json.Unmarshal([]byte(`null`), &back); err != nil || back != (CategoryBytes{}) {
+		t.Errorf("null: %+v, %v", back, err)
+	}
+	full := CategoryBytes{Bytes: [NumCategories]uint64{math.MaxUint64, 1}}
+	if full.Total() != math.MaxUint64 {
+		t.Errorf("Total saturates: got %d", full.Total())
+	}
+}
+
+func TestAddSubSat(t *testing.T) {
+	tests := []struct{ a, b, add, sub uint64 }{
+		{1, 2, 3, 0},
+		{5, 3, 8, 2},
+		{math.MaxUint64, 1, math.MaxUint64, math.MaxUint64 - 1},
+		{math.MaxUint64 - 1, math.MaxUint64, math.MaxUint64, 0},
+		{0, 0, 0, 0},
+	}
+	for _, tc := range tests {
+		if got := addSat(tc.a, tc.b); got != tc.add {
+			t.Errorf("addSat(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.add)
+		}
+		if got := subSat(tc.a, tc.b); got != tc.sub {
+			t.Errorf("subSat(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.sub)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+// enum_test.go holds the tests of the typed enumerations and their text forms.
+
+package tracemem
+
+import (
+	stdjson "encoding/json"
+	"errors"
+	"testing"
+)
+
+type textEnum interface {
+	String() string
+	MarshalText() ([]byte, error)
+}
+
+func TestEnumText(t *testing.T) {
+	tests := []struct {
+		name    string
+		values  []textEnum
+		names   []string
+		parse   func([]byte) (textEnum, error)
+		bad     textEnum // out of range
+		wantErr string   // error text for the unknown value "bogus"
+	}{
+		{"action", []textEnum{ActionAlloc, ActionFree}, []string{"alloc", "free"},
+			func(b []byte) (textEnum, error) { var v MemoryAction; err := v.UnmarshalText(b); return v, err },
+			MemoryAction(2), `unknown action "bogus" (want alloc or free)`},
+		{"phase", []textEnum{PhaseTrain, PhaseInfer}, []string{"train", "infer"},
+			func(b []byte) (textEnum, error) { var v Phase; err := v.UnmarshalText(b); return v, err },
+			Phase(2), `unknown phase "bogus" (want train or infer)`},
+		{"timing", []textEnum{TimingHost, TimingDeviceSynchronized}, []string{"host", "device_synchronized"},
+			func(b []byte) (textEnum, error) { var v TimingMode; err := v.UnmarshalText(b); return v, err },
+			TimingMode(2), `unknown timing_mode "bogus" (want host or device_synchronized)`},
+		{"span kind", []textEnum{SpanFunction, SpanOp, SpanModule}, []string{"function", "op", "module"},
+			func(b []byte) (textEnum, error) { var v SpanKind; err := v.UnmarshalText(b); return v, err },
+			SpanKind(3), `unknown span_kind "bogus" (want function, op or module)`},
+		{"step", []textEnum{StepForward, StepBackward, StepOptimizer}, []string{"forward", "backward", "optimizer"},
+			func(b []byte) (textEnum, error) { var v Step; err := v.UnmarshalText(b); return v, err },
+			Step(4), `unknown step "bogus" (want forward, backward or optimizer)`},
+		{"gradient state", []textEnum{GradientPresent, GradientMissing, GradientZero, GradientNonFinite},
+			[]string{"present", "missing", "zero", "non_finite"},
+			func(b []byte) (textEnum, error) { var v GradientState; err := v.UnmarshalText(b); return v, err },
+			GradientState(4), `unknown state "bogus" (want present, missing, zero or non_finite)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, v := range tc.values {
+				b, err := v.MarshalText()
+				if err != nil || string(b) != tc.names[i] || v.String() != tc.names[i] {
+					t.Errorf("%v: MarshalText %q, %v; String %q; want %q", v, b, err, v.String(), tc.names[i])
+				}
+				back, err := tc.parse([]byte(tc.names[i]))
+				if err != nil || back != v {
+					t.Errorf("UnmarshalText(%q) = %v, %v; want %v", tc.names[i], back, err, v)
+				}
+			}
+			_, err := tc.parse([]byte("bogus"))
+			var ee *EnumError
+			if !errors.As(err, &ee) || err.Error() != tc.wantErr || ee.Value != "bogus" || len(ee.Allowed) != len(tc.names) {
+				t.Errorf("unknown value: error %v, want %q", err, tc.wantErr)
+			}
+			if _, err := tc.parse([]byte(tc.names[0] + " ")); err == nil {
+				t.Error("a name with a trailing space was accepted (names are exact)")
+			}
+			if _, err := tc.bad.MarshalText(); err == nil {
+				t.Errorf("MarshalText of out-of-range %v did not fail", tc.bad)
+			}
+		})
+	}
+}
+
+func TestStepNone(t *testing.T) {
+	if StepNone != 0 || !StepNone.IsZero() || StepForward.IsZero() || StepNone.String() != "none" {
+		t.Error("StepNone is not the zero, absent step")
+	}
+	if b, err := StepNone.MarshalText(); err != nil || len(b) != 0 {
+		t.Errorf("StepNone.MarshalText = %q, %v", b, err)
+	}
+	s := StepBackward
+	if err := s.UnmarshalText(nil); err != nil || s != StepNone {
+		t.Errorf(`UnmarshalText("") = %v, %v`, s, err)
+	}
+	// omitzero leaves an absent step out of the document form, with encoding/json too
+	data, err := stdjson.Marshal(Span{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := stdjson.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["step"]; ok {
+		t.Errorf("absent step written: %s", data)
+	}
+	if _, ok := m["parent_id"]; ok {
+		t.Errorf("absent parent_id written: %s", data)
+	}
+}
