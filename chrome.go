@@ -693,6 +693,14 @@ func (p *chromeParser) parseEvent() error {
 			}
 			hTid = true
 		case "args":
+			if hasName && !isMemoryName(p.name) {
+				// Only memory events' args matter: skip the rest in one go
+				// (an op's Input Dims and the like can be large).
+				if _, err := p.dec.ReadValue(); err != nil {
+					return p.syntax(err)
+				}
+				continue
+			}
 			if err := p.parseArgs(&args); err != nil {
 				return p.syntax(err)
 			}
@@ -758,6 +766,11 @@ func (p *chromeParser) parseEvent() error {
 		kind: kindSpan, mark: mark, parent: -1, dev: -1,
 	})
 	return nil
+}
+
+// isMemoryName reports whether an event name is one of the memory events'.
+func isMemoryName(name []byte) bool {
+	return string(name) == "[memory]" || string(name) == "[OutOfMemory]"
 }
 
 // chromeCategory classifies an event category.
