@@ -4,10 +4,12 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/tracemem/tracemem"
@@ -18,23 +20,56 @@ import (
 // skipped with -short.
 var benchSizes = []int{100_000, 1_000_000}
 
-// benchTrace writes a generated training trace of n memory events on two
-// devices to a temporary file and returns its path and size.
+// benchTraces caches the generated traces by size for the process.
+var benchTraces = struct {
+	sync.Mutex
+	dir   string
+	paths map[int]string
+	sizes map[int]int64
+}{paths: map[int]string{}, sizes: map[int]int64{}}
+
+// TestMain removes the benchmarks' generated traces.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if benchTraces.dir != "" {
+		os.RemoveAll(benchTraces.dir)
+	}
+	os.Exit(code)
+}
+
+// benchTrace returns a generated training trace of n memory events on two
+// devices, written once to a temporary file, and its size.
 func benchTrace(b *testing.B, n int) (string, int64) {
 	b.Helper()
 	if n > 100_000 && testing.Short() {
 		b.Skip("large trace skipped with -short")
 	}
-	path := filepath.Join(b.TempDir(), "trace.jsonl")
+	benchTraces.Lock()
+	defer benchTraces.Unlock()
+	if p, ok := benchTraces.paths[n]; ok {
+		return p, benchTraces.sizes[n]
+	}
+	if benchTraces.dir == "" {
+		dir, err := os.MkdirTemp("", "tracemem-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchTraces.dir = dir
+	}
+	path := filepath.Join(benchTraces.dir, "trace-"+strconv.Itoa(n)+".jsonl")
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	st, err := gen.Write(f, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	f.Close()
+	benchTraces.paths[n], benchTraces.sizes[n] = path, st.Bytes
 	return path, st.Bytes
 }
 
