@@ -1342,6 +1342,9 @@ func (p *chromeParser) build() *TraceDocument {
 		if d.first >= 0 && d.hasBase && d.base-d.pre > 0 {
 			baseAt = append(baseAt, i)
 		}
+		if d.hasBase && d.base-d.pre < 0 {
+			mismatch++ // the trace frees more than its first total says was there
+		}
 		if d.samples == 0 && d.knownCap && d.first >= 0 {
 			doc.DeviceMemory = append(doc.DeviceMemory, DeviceMemorySample{
 				TimestampNs: doc.Memory[d.first].TimestampNs, Device: p.devs[i], CapacityBytes: d.capacity,

@@ -842,10 +842,17 @@ func TestChromeTotalAllocatedRandom(t *testing.T) {
 // TestChromeTotalAllocatedMismatch checks that an inconsistent trace is
 // flagged instead of silently disagreeing with its totals.
 func TestChromeTotalAllocatedMismatch(t *testing.T) {
-	in := `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 100, 1, 0, `,"Total Allocated":500`) + `]`
-	doc := mustReadChrome(t, []byte(in))
-	if got := doc.Run.Tags["total_allocated_mismatches"]; got != "1" {
-		t.Errorf("total_allocated_mismatches = %q, want 1", got)
+	for _, tc := range []struct {
+		name, reason, in, want string
+	}{
+		{"jump", "a total that does not follow Bytes", `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 100, 1, 0, `,"Total Allocated":500`) + `]`, "1"},
+		{"negative baseline", "a first total below the event's own Bytes", `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":40`) + `]`, "1"},
+		{"consistent", "totals that follow Bytes from a baseline", `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":140`) + `,` + memEvent("2", -40, 1, 0, `,"Total Allocated":100`) + `]`, ""},
+	} {
+		doc := mustReadChrome(t, []byte(tc.in))
+		if got := doc.Run.Tags["total_allocated_mismatches"]; got != tc.want {
+			t.Errorf("%s (%s): total_allocated_mismatches = %q, want %q", tc.name, tc.reason, got, tc.want)
+		}
 	}
 }
 
