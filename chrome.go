@@ -52,7 +52,8 @@ import (
 // and device<type>:<id> for any other type; a negative Device Id drops the
 // ":<id>" part. (ROCm builds report AMD GPUs as type 1, cuda.)
 //
-// Tensor identity: with args.Addr, a block is (device, address); each
+// Tensor identity: with args.Addr (an integer, or a string in decimal or
+// 0x hex), a block is (device, address); each
 // allocation at an address not live gives a new tensor id
 // "<device>@0x<hex address>#<n>" (n counts the reuses of the address from 0).
 // An allocation at a live address keeps that id (the analysis reports a
@@ -82,13 +83,14 @@ import (
 // "<device>#baseline", category other, placed just before the device's
 // first event with its timestamp, in a synthetic span "baseline" (named
 // "pre-existing memory", kind function, not measured, covering the whole
-// trace, no parent) so that no op of the trace is charged with it. With a consistent trace
-// the analysis' live bytes then equal Total Allocated after every memory
-// event (the synthetic point itself shows B, the total before the first
-// event). It counts as one allocation in the analysis (alloc_count,
-// total_alloc_bytes). Events whose Total Allocated disagrees with this
-// running total (a trace that lost events) are counted in
-// Run.Tags["total_allocated_mismatches"]; R < 0 gives no baseline.
+// trace, no parent) so that no op of the trace is charged with it. With a
+// consistent trace the analysis' live bytes then equal Total Allocated after
+// every memory event (the synthetic point itself shows B, the total before
+// the first event). It counts as one allocation in the analysis
+// (alloc_count, total_alloc_bytes). Events whose Total Allocated disagrees
+// with this running total (a trace that lost events) are counted in
+// Run.Tags["total_allocated_mismatches"]; R < 0 gives no baseline and counts
+// as one more mismatch.
 //
 // Device samples: every [memory] or [OutOfMemory] event with "Total
 // Allocated" gives a DeviceMemorySample: used = Total Allocated, reserved =
@@ -96,9 +98,10 @@ import (
 // for cuda:<id>, and free = capacity − used. When the capacity is unknown
 // (cpu, or no deviceProperties) capacity_bytes is 0 (not absent) and free 0,
 // so that the analysis reports the capacity as unknown (0) instead of taking
-// the largest used + free, which would be the peak of Total Allocated. A device with a known capacity but no totals gets one sample
-// at its first memory event with only the capacity. "[OutOfMemory]" events
-// are not allocations; they are counted in Run.Tags["out_of_memory_events"].
+// the largest used + free, which would be the peak of Total Allocated. A
+// device with a known capacity but no totals gets one sample at its first
+// memory event with only the capacity. "[OutOfMemory]" events are not
+// allocations; they are counted in Run.Tags["out_of_memory_events"].
 //
 // # Spans and ops
 //

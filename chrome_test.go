@@ -940,7 +940,8 @@ func TestChromeAddrAnomalies(t *testing.T) {
 	}
 	in := "[" + strings.Join([]string{
 		ev("1", 100, 4096), ev("2", 100, 4096), ev("3", -100, 4096), ev("4", -100, 4096),
-		ev("5", 100, 4096), ev("6", -64, 8192),
+		memEvent("5", 100, 1, 0, `,"Addr":"0x1000"`), // an address in a hex string is the same address
+		ev("6", -64, 8192),
 	}, ",") + "]"
 	doc := mustReadChrome(t, []byte(in))
 	var ids []string
