@@ -33,6 +33,7 @@ type docDecoder struct {
 	p       valueParser
 	f       recordFields
 	members []member
+	alts    [][]byte
 }
 
 // readDocument reads the document form from r.
@@ -185,8 +186,9 @@ func (d *docDecoder) section(doc *TraceDocument, name string, k recordKind, span
 
 // element parses the object v (at byte offset start) as a record of kind k.
 func (d *docDecoder) element(k recordKind, section string, v []byte, start int64) error {
-	d.members = splitObject(v, d.members[:0])
-	if perr := d.p.record(k, &d.f, d.members, true); perr != nil {
+	d.alts = d.alts[:0]
+	d.members = splitObject(v, d.members[:0], &d.alts)
+	if perr := d.p.record(k, &d.f, v, d.members, d.alts, true); perr != nil {
 		perr.Offset += start
 		perr.Kind = section
 		return perr

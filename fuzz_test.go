@@ -148,8 +148,8 @@ func scanFast(line []byte) (valid bool, names []string, vals []string) {
 		return false, nil, nil
 	}
 	for _, m := range ms {
-		names = append(names, string(m.name))
-		vals = append(vals, string(m.val))
+		names = append(names, string(m.name(line, s.alts)))
+		vals = append(vals, string(m.val(line)))
 	}
 	return true, names, vals
 }

@@ -191,12 +191,26 @@ func missingField(missing uint32, names []string, doc bool) *ParseError {
 	return &ParseError{Field: name, Msg: "missing required field"}
 }
 
-// member is one name/value pair of a validated JSON object.
+// member is one name/value pair of a validated JSON object, as offsets
+// into the object's text (pointer-free, so collecting members costs no
+// write barriers).
 type member struct {
-	name []byte // unquoted name
-	val  []byte // raw JSON value
-	off  int    // offset of val within the object text
+	ns, ne int  // the name's bytes, without quotes (when alt < 0)
+	vs, ve int  // the raw JSON value
+	alt    int  // index of the unescaped name in the alternates; -1: none
+	esc    bool // the value may hold a string with escapes (false: none)
 }
+
+// name returns the member's unquoted name.
+func (m *member) name(obj []byte, alts [][]byte) []byte {
+	if m.alt >= 0 {
+		return alts[m.alt]
+	}
+	return obj[m.ns:m.ne]
+}
+
+// val returns the member's raw value.
+func (m *member) val(obj []byte) []byte { return obj[m.vs:m.ve] }
 
 // recordDecoder decodes the records of a candle-graph JSONL stream one at a
 // time, enforcing the per-record rules (see next). The span assembly rules
@@ -330,7 +344,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // parseLine decodes one non-blank line.
 func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	sc := &d.scan
-	sc.b, sc.errMsg, sc.eol = line, "", false
+	sc.b, sc.errMsg, sc.eol, sc.alts = line, "", false, sc.alts[:0]
 	d.members = d.members[:0]
 	i := skipSpace(line, 0)
 	if line[i] != '{' {
@@ -350,19 +364,22 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	}
 	var kind recordKind
 	found := false
+	alts := d.scan.alts
 	for i := range d.members {
 		m := &d.members[i]
-		if string(m.name) != "kind" {
+		if string(m.name(line, alts)) != "kind" {
 			continue
 		}
 		if found {
 			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
 		}
 		found = true
-		if m.val[0] != '"' {
-			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(m.val)}
+		v := m.val(line)
+		if v[0] != '"' {
+			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(v)}
 		}
-		s, perr := d.p.unquote("kind", m.val)
+		d.p.esc = m.esc
+		s, perr := d.p.unquote("kind", v)
 		if perr != nil {
 			perr.Line = d.line
 			return recNone, perr
@@ -383,7 +400,7 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		return recNone, &ParseError{Line: d.line, Kind: "meta",
 			Msg: "second meta record (the first is on line " + strconv.Itoa(d.metaLine) + ")"}
 	}
-	if perr := d.p.record(kind, d, d.members, false); perr != nil {
+	if perr := d.p.record(kind, d, line, d.members, alts, false); perr != nil {
 		perr.Line = d.line
 		perr.Kind = kind.String()
 		return recNone, perr
@@ -412,7 +429,7 @@ type recordFields = recordDecoder
 // the document form (spans with kind, closed and duration_ns; a run without
 // schema, for kind recMeta). The returned error has Field, Msg, Err and
 // Offset (of the value at fault, relative to the object) set.
-func (p *valueParser) record(k recordKind, r *recordFields, ms []member, doc bool) *ParseError {
+func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []member, alts [][]byte, doc bool) *ParseError {
 	var seen uint32
 	switch k {
 	case recMeta:
@@ -439,34 +456,36 @@ func (p *valueParser) record(k recordKind, r *recordFields, ms []member, doc boo
 		m := &ms[i]
 		var bit uint32
 		var perr *ParseError
+		p.esc = m.esc
+		name, v := m.name(obj, alts), m.val(obj)
 		switch k {
 		case recMeta:
-			bit, perr = p.metaField(r, m.name, m.val, doc)
+			bit, perr = p.metaField(r, name, v, doc)
 		case recSpanStart:
-			bit, perr = p.spanField(&r.span, m.name, m.val, doc)
+			bit, perr = p.spanField(&r.span, name, v, doc)
 		case recSpanEnd:
-			bit, perr = p.spanEndField(r, m.name, m.val)
+			bit, perr = p.spanEndField(r, name, v)
 		case recOp:
-			bit, perr = p.opField(&r.op, m.name, m.val)
+			bit, perr = p.opField(&r.op, name, v)
 		case recTensor:
-			bit, perr = p.tensorField(&r.tensor, m.name, m.val)
+			bit, perr = p.tensorField(&r.tensor, name, v)
 		case recMemory:
-			bit, perr = p.memoryField(&r.mem, m.name, m.val)
+			bit, perr = p.memoryField(&r.mem, name, v)
 		case recDeviceMemory:
-			bit, perr = p.devMemField(&r.devMem, m.name, m.val)
+			bit, perr = p.devMemField(&r.devMem, name, v)
 		case recGradient:
-			bit, perr = p.gradientField(&r.grad, m.name, m.val)
+			bit, perr = p.gradientField(&r.grad, name, v)
 		case recEdge:
-			bit, perr = p.edgeField(&r.edge, m.name, m.val)
+			bit, perr = p.edgeField(&r.edge, name, v)
 		}
 		if perr == nil && seen&bit != 0 {
 			perr = &ParseError{Msg: "duplicate field", Err: ErrInvalidJSON}
 		}
 		if perr != nil {
 			if perr.Field == "" && perr.Err == ErrInvalidJSON {
-				perr.Field = string(m.name)
+				perr.Field = string(name)
 			}
-			perr.Offset = int64(m.off)
+			perr.Offset = int64(m.vs)
 			return perr
 		}
 		seen |= bit
@@ -678,9 +697,12 @@ func (p *valueParser) opField(o *Op, name, v []byte) (uint32, *ParseError) {
 	case "storage_bytes", "output_dense_bytes":
 		f = fRecStorage
 		o.StorageBytes, perr = p.optU64(name, v)
-	case "input_storage_bytes", "input_dense_bytes":
+	case "input_storage_bytes":
 		f = fRecInputStorage
-		o.InputStorageBytes, perr = p.u64(string(name), v)
+		o.InputStorageBytes, perr = p.u64("input_storage_bytes", v)
+	case "input_dense_bytes":
+		f = fRecInputStorage
+		o.InputStorageBytes, perr = p.u64("input_dense_bytes", v)
 	default:
 		return 0, nil
 	}
@@ -842,6 +864,7 @@ type valueParser struct {
 	scratch []byte
 	slab    []uint64 // backing store of storage_bytes-like pointers
 	last    [numSlots]string
+	esc     bool // the current value may hold escapes; false: unquote needs no check
 }
 
 // newU64 returns a pointer to a fresh uint64 holding v, carved from a slab
@@ -900,7 +923,7 @@ func (p *valueParser) rawString(field string, v []byte) (string, *ParseError) {
 // p.scratch and are valid until the next call.
 func (p *valueParser) unquote(field string, v []byte) ([]byte, *ParseError) {
 	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if !p.esc || bytes.IndexByte(inner, '\\') < 0 {
 		return inner, nil
 	}
 	var err error
@@ -931,7 +954,7 @@ const (
 // strC is str with a last-value cache: a value equal to the previous one of
 // its slot costs a comparison instead of a map lookup.
 func (p *valueParser) strC(slot int, field string, v []byte) (string, *ParseError) {
-	if len(v) >= 2 && v[0] == '"' && string(v[1:len(v)-1]) == p.last[slot] && bytes.IndexByte(v, '\\') < 0 {
+	if len(v) >= 2 && v[0] == '"' && string(v[1:len(v)-1]) == p.last[slot] && (!p.esc || bytes.IndexByte(v, '\\') < 0) {
 		return p.last[slot], nil
 	}
 	s, perr := p.str(field, v)
@@ -1138,20 +1161,22 @@ func (p *valueParser) tags(v []byte) (map[string]string, *ParseError) {
 	if v[0] != '{' {
 		return nil, typeError("tags", "an object of strings", v)
 	}
-	ms := splitObject(v, nil)
+	var alts [][]byte
+	ms := splitObject(v, nil, &alts)
 	if len(ms) == 0 {
 		return nil, nil
 	}
 	out := make(map[string]string, len(ms))
 	for _, m := range ms {
-		if m.val[0] != '"' {
-			return nil, typeError("tags."+string(m.name), "a string", m.val)
+		name, val := m.name(v, alts), m.val(v)
+		if val[0] != '"' {
+			return nil, typeError("tags."+string(name), "a string", val)
 		}
-		s, perr := p.rawString("tags", m.val)
+		s, perr := p.rawString("tags", val)
 		if perr != nil {
 			return nil, perr
 		}
-		k := p.in.bytes(m.name)
+		k := p.in.bytes(name)
 		if _, dup := out[k]; dup {
 			return nil, &ParseError{Field: "tags." + k, Msg: "duplicate field", Err: ErrInvalidJSON}
 		}
@@ -1162,6 +1187,9 @@ func (p *valueParser) tags(v []byte) (map[string]string, *ParseError) {
 
 // skipSpace returns the index of the first non-space byte of b at or after i.
 func skipSpace(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for i < len(b) && isSpace(b[i]) {
 		i++
 	}
@@ -1220,20 +1248,23 @@ func skipString(b []byte, i int) int {
 	}
 }
 
-// splitObject appends the members of the validated JSON object obj to dst.
-// Names are unquoted (a name with escapes gets its own copy).
-func splitObject(obj []byte, dst []member) []member {
+// splitObject appends the members of the validated JSON object obj to dst;
+// names with escapes are unquoted into *alts.
+func splitObject(obj []byte, dst []member, alts *[][]byte) []member {
 	i := skipSpace(obj, 1)
 	for obj[i] != '}' {
 		j := skipString(obj, i)
-		name := obj[i+1 : j-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			name, _ = jsontext.AppendUnquote(nil, obj[i:j])
+		m := member{ns: i + 1, ne: j - 1, alt: -1, esc: true}
+		if bytes.IndexByte(obj[i+1:j-1], '\\') >= 0 {
+			name, _ := jsontext.AppendUnquote(nil, obj[i:j])
+			m.alt = len(*alts)
+			*alts = append(*alts, name)
 		}
 		i = skipSpace(obj, j)
 		i = skipSpace(obj, i+1) // past ':'
 		j = skipValue(obj, i)
-		dst = append(dst, member{name: name, val: obj[i:j], off: i})
+		m.vs, m.ve = i, j
+		dst = append(dst, m)
 		i = skipSpace(obj, j)
 		if obj[i] == ',' {
 			i = skipSpace(obj, i+1)
@@ -1254,9 +1285,11 @@ const maxDepth = 10000
 type lineScanner struct {
 	b       []byte
 	scratch []byte
-	errPos  int    // byte index of the first error
-	errMsg  string // "" when none
-	eol     bool   // the error is the line ending inside a value
+	errPos  int      // byte index of the first error
+	errMsg  string   // "" when none
+	eol     bool     // the error is the line ending inside a value
+	escapes int      // strings with escapes seen so far
+	alts    [][]byte // unescaped member names of names with escapes
 }
 
 func (s *lineScanner) fail(i int, msg string) int {
@@ -1368,12 +1401,24 @@ func (s *lineScanner) num(i int) int {
 	return j
 }
 
+// strPlain marks the bytes a string can hold with no further check: not
+// '"', not '\\', not a control character, ASCII.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str validates the string at b[i] and returns the index after it.
 func (s *lineScanner) str(i int) int {
 	b := s.b
 	j := i + 1
 	esc, high := false, false
 	for {
+		for j < len(b) && strPlain[b[j]] {
+			j++
+		}
 		if j >= len(b) {
 			return s.end(j)
 		}
@@ -1390,13 +1435,13 @@ func (s *lineScanner) str(i int) int {
 			return s.end(j) // the line ends inside the string
 		case c < 0x20:
 			return s.fail(j, "invalid control character "+charDesc(c)+" in string")
-		case c >= 0x80:
-			high = true
 		}
+		high = true // c >= 0x80
 		j++
 	}
 	end := j + 1
 	if esc {
+		s.escapes++
 		var err error
 		if s.scratch, err = jsontext.AppendUnquote(s.scratch[:0], b[i:end]); err != nil {
 			return s.fail(i, "invalid string: "+strings.TrimPrefix(err.Error(), "jsontext: "))
@@ -1455,27 +1500,29 @@ func (s *lineScanner) object(i, depth int, dst *[]member) int {
 		if b[j] != '"' {
 			return s.fail(j, "invalid character "+charDesc(b[j])+" where an object name belongs")
 		}
-		ns := j
+		ns, esc0 := j, s.escapes
 		if j = s.str(j); j < 0 {
 			return -1
 		}
-		ne := j
+		ne, nameEsc := j, s.escapes != esc0
 		if j = skipSpace(b, j); j >= len(b) {
 			return s.end(j)
 		}
 		if b[j] != ':' {
 			return s.fail(j, "invalid character "+charDesc(b[j])+" after an object name (want ':')")
 		}
-		vs := skipSpace(b, j+1)
+		vs, esc1 := skipSpace(b, j+1), s.escapes
 		if j = s.value(vs, depth); j < 0 {
 			return -1
 		}
 		if dst != nil {
-			name := b[ns+1 : ne-1]
-			if bytes.IndexByte(name, '\\') >= 0 {
-				name, _ = jsontext.AppendUnquote(nil, b[ns:ne])
+			m := member{ns: ns + 1, ne: ne - 1, vs: vs, ve: j, alt: -1, esc: s.escapes != esc1}
+			if nameEsc {
+				name, _ := jsontext.AppendUnquote(nil, b[ns:ne])
+				m.alt = len(s.alts)
+				s.alts = append(s.alts, name)
 			}
-			*dst = append(*dst, member{name: name, val: b[vs:j], off: vs})
+			*dst = append(*dst, m)
 		}
 		if j = skipSpace(b, j); j >= len(b) {
 			return s.end(j)
