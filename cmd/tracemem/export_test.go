@@ -350,3 +350,15 @@ func TestPprofHandMade(t *testing.T) {
 		t.Errorf("samples (leaf first) %q, want %q", got, want)
 	}
 }
+
+// TestCSVField checks that device names are quoted as encoding/csv reads
+// them back.
+func TestCSVField(t *testing.T) {
+	for _, s := range []string{"cuda:0", "", "a,b", `say "hi"`, " lead", "two\nlines", "cpu"} {
+		line := "1," + string(csvField(s)) + ",2\n"
+		rec, err := csv.NewReader(strings.NewReader(line)).Read()
+		if err != nil || len(rec) != 3 || rec[1] != s {
+			t.Errorf("csvField(%q) = %s: read back as %q, %v", s, csvField(s), rec, err)
+		}
+	}
+}

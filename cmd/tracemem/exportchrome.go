@@ -68,12 +68,18 @@ func writeChrome(w io.Writer, t *trace) error {
 		cw.str("memory " + d.Device)
 		cw.raw("}}")
 	}
+	names := make(map[string][]byte, len(p.ByDevice)) // the counter name of each device, quoted
+	for _, d := range p.ByDevice {
+		names[d.Device], _ = jsontext.AppendQuote(nil, d.Device+" bytes")
+	}
 	for i := range p.Timeline {
 		pt := &p.Timeline[i]
 		sep()
 		cw.raw(`{"ph":"C","name":`)
-		cw.str(pt.Device + " bytes")
-		cw.raw(`,"pid":` + strconv.Itoa(devPid[pt.Device]) + `,"ts":`)
+		cw.buf = append(cw.buf, names[pt.Device]...)
+		cw.raw(`,"pid":`)
+		cw.buf = strconv.AppendInt(cw.buf, int64(devPid[pt.Device]), 10)
+		cw.raw(`,"ts":`)
 		cw.ts(pt.TimestampNs)
 		cw.raw(`,"args":{`)
 		n := 0
@@ -85,7 +91,10 @@ func writeChrome(w io.Writer, t *trace) error {
 				cw.raw(",")
 			}
 			n++
-			cw.raw(`"` + c.String() + `":` + strconv.FormatUint(pt.ByCategory.Get(c), 10))
+			cw.buf = append(cw.buf, '"')
+			cw.raw(c.String())
+			cw.raw(`":`)
+			cw.buf = strconv.AppendUint(cw.buf, pt.ByCategory.Get(c), 10)
 		}
 		cw.raw("}}")
 	}

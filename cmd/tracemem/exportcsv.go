@@ -3,9 +3,9 @@
 package main
 
 import (
-	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/tracemem/tracemem"
 )
@@ -16,28 +16,48 @@ import (
 // optimizer, other; 0 where the point has none). free_bytes is 0 when the
 // device's capacity is unknown.
 func writeCSV(w io.Writer, t *trace) error {
-	cw := csv.NewWriter(w)
-	header := []string{"timestamp_ns", "device", "live_bytes", "free_bytes"}
+	buf := make([]byte, 0, 1<<16)
+	buf = append(buf, "timestamp_ns,device,live_bytes,free_bytes"...)
 	for _, c := range tracemem.Categories {
-		header = append(header, c.String())
+		buf = append(buf, ',')
+		buf = append(buf, c.String()...)
 	}
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	row := make([]string, len(header))
+	buf = append(buf, '\n')
+	var dev string
+	var devField []byte
 	for i := range t.profile.Timeline {
 		p := &t.profile.Timeline[i]
-		row[0] = strconv.FormatUint(p.TimestampNs, 10)
-		row[1] = p.Device
-		row[2] = strconv.FormatUint(p.LiveBytes, 10)
-		row[3] = strconv.FormatUint(p.FreeBytes, 10)
-		for j, c := range tracemem.Categories {
-			row[4+j] = strconv.FormatUint(p.ByCategory.Get(c), 10)
+		if p.Device != dev || devField == nil {
+			dev, devField = p.Device, csvField(p.Device)
 		}
-		if err := cw.Write(row); err != nil {
-			return err
+		buf = strconv.AppendUint(buf, p.TimestampNs, 10)
+		buf = append(buf, ',')
+		buf = append(buf, devField...)
+		buf = append(buf, ',')
+		buf = strconv.AppendUint(buf, p.LiveBytes, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendUint(buf, p.FreeBytes, 10)
+		for _, c := range tracemem.Categories {
+			buf = append(buf, ',')
+			buf = strconv.AppendUint(buf, p.ByCategory.Get(c), 10)
+		}
+		buf = append(buf, '\n')
+		if len(buf) >= 1<<16-256 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	_, err := w.Write(buf)
+	return err
+}
+
+// csvField quotes s as encoding/csv would: when it holds a comma, a quote,
+// a line break or starts with a space, with quotes doubled.
+func csvField(s string) []byte {
+	if s == "" || (!strings.ContainsAny(s, ",\"\r\n") && s[0] != ' ' && s[0] != '\t') {
+		return []byte(s)
+	}
+	return []byte(`"` + strings.ReplaceAll(s, `"`, `""`) + `"`)
 }
