@@ -109,8 +109,26 @@ func renderChrome(t testing.TB, doc *TraceDocument, o chromeRender) ([]byte, uin
 		b = strconv.AppendInt(b, int64(i+1), 10)
 		b = append(b, `, "Record function id": 0, "Ev Idx": `...)
 		b = strconv.AppendInt(b, int64(i), 10)
+		if s.Kind == SpanOp {
+			b = append(b, `, "Input Dims": [[8, 1024, 4096], [4096, 4096], []], "Input type": ["float", "float", "Scalar"], "Input Strides": [[4194304, 4096, 1], [4096, 1], []]`...)
+		}
 		b = append(b, "}}"...)
 		minTs = min(minTs, s.StartNs)
+		if s.Kind == SpanOp { // the runtime call and the kernel it launched: ignored
+			b = append(b, `,
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242, "ts": `...)
+			b = appendMicros(b, s.StartNs+chromeBaseNs)
+			b = append(b, `, "dur": 3.5, "args": {"External id": `...)
+			b = strconv.AppendInt(b, int64(i+1), 10)
+			b = append(b, `, "cbid": 211, "correlation": `...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7, "ts": `...)
+			b = appendMicros(b, s.StartNs+chromeBaseNs+5000)
+			b = append(b, `, "dur": 12.25, "args": {"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": `...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `, "registers per thread": 128, "shared memory": 24576, "blocks per SM": 4.5, "warps per SM": 18, "grid": [256, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 25}}`...)
+		}
 	}
 	last := make(map[string]int, len(doc.Memory))
 	for i := range doc.Memory {
