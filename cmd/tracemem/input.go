@@ -121,6 +121,7 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		opts := lo.opts
 		opts.SkipNodeMetrics = !lo.wantNodes
 		tap := newLineTap(r, c)
+		defer tap.wait() // ends the collector after a panic too
 		p, nodes, err := tracemem.AnalyzeStream(tap, opts)
 		if terr := tap.wait(); err == nil {
 			err = terr
