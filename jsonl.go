@@ -237,7 +237,14 @@ type recordDecoder struct {
 	p        valueParser
 	members  []member
 	metaLine int // line of the meta record; 0 before it
-	records  int // non-blank lines seen
+
+	// the fused path: when "kind" is a line's first member, the other
+	// members are parsed as they are scanned, with no member list
+	fast    uint8 // fastUnknown, fastOn, fastSkip or fastOff
+	kind    recordKind
+	seen    uint32
+	fastErr *ParseError
+	records int // non-blank lines seen
 }
 
 // newRecordDecoder returns a decoder of the JSONL stream r (already
@@ -248,7 +255,57 @@ func newRecordDecoder(r io.Reader) *recordDecoder {
 		p:       valueParser{in: newInterner()},
 		members: make([]member, 0, 16),
 	}
+	d.scan.dec = d
 	return d
+}
+
+const (
+	fastUnknown = iota // no member seen yet
+	fastOn             // kind was first and known: members are parsed as scanned
+	fastSkip           // kind was first and is skipped: the rest is only validated
+	fastOff            // kind was not first: members are collected
+)
+
+// emit is called by the scanner for the i-th top-level member m of the
+// current line. It returns true when it consumed m (the fused path), false
+// when m is to be collected. On a field error it sets fastErr.
+func (d *recordDecoder) emit(m *member, i int) bool {
+	line := d.scan.b
+	switch d.fast {
+	case fastOn:
+		d.p.esc = m.esc
+		name := m.name(line, d.scan.alts)
+		if string(name) == "kind" {
+			d.fastErr = &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
+			return true
+		}
+		if perr := d.p.field(d.kind, d, name, m.val(line), &d.seen, false); perr != nil {
+			perr.Line, perr.Kind = d.line, d.kind.String()
+			d.fastErr = perr
+		}
+		return true
+	case fastSkip:
+		return true
+	case fastOff:
+		return false
+	}
+	v := m.val(line)
+	if i != 0 || string(m.name(line, d.scan.alts)) != "kind" || v[0] != '"' || m.esc {
+		d.fast = fastOff
+		return false
+	}
+	k := lookupRecordKind(v[1 : len(v)-1])
+	if k == recNone {
+		d.fast = fastSkip
+		return true
+	}
+	if d.metaLine == 0 && k != recMeta || k == recMeta && d.metaLine != 0 {
+		d.fast = fastOff // the slow path reports it
+		return false
+	}
+	d.fast, d.kind, d.seen = fastOn, k, 0
+	resetRecord(k, d)
+	return true
 }
 
 // next decodes the next record into the field of its kind (run and schema
@@ -354,9 +411,35 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 			return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(line[i:end])}
 		}
 	}
+	d.fast, d.fastErr, d.kind = fastUnknown, nil, recNone
 	end := sc.object(i, 1, &d.members)
+	if d.fastErr != nil {
+		return recNone, d.fastErr
+	}
 	if end < 0 {
 		return recNone, d.syntaxError()
+	}
+	switch d.fast {
+	case fastSkip:
+		if !isBlank(line[end:]) {
+			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
+				strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+		}
+		return recNone, nil
+	case fastOn:
+		if !isBlank(line[end:]) {
+			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
+				strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+		}
+		if perr := d.p.finish(d.kind, d, d.seen, false); perr != nil {
+			perr.Line = d.line
+			perr.Kind = d.kind.String()
+			return recNone, perr
+		}
+		if d.kind == recMeta {
+			d.metaLine = d.line
+		}
+		return d.kind, nil
 	}
 	if !isBlank(line[end:]) {
 		return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
@@ -430,7 +513,21 @@ type recordFields = recordDecoder
 // schema, for kind recMeta). The returned error has Field, Msg, Err and
 // Offset (of the value at fault, relative to the object) set.
 func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []member, alts [][]byte, doc bool) *ParseError {
+	resetRecord(k, r)
 	var seen uint32
+	for i := range ms {
+		m := &ms[i]
+		p.esc = m.esc
+		if perr := p.field(k, r, m.name(obj, alts), m.val(obj), &seen, doc); perr != nil {
+			perr.Offset = int64(m.vs)
+			return perr
+		}
+	}
+	return p.finish(k, r, seen, doc)
+}
+
+// resetRecord clears the field of r that a record of kind k fills.
+func resetRecord(k recordKind, r *recordFields) {
 	switch k {
 	case recMeta:
 		r.run = Run{}
@@ -452,44 +549,43 @@ func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []mem
 	case recEdge:
 		r.edge = Edge{}
 	}
-	for i := range ms {
-		m := &ms[i]
-		var bit uint32
-		var perr *ParseError
-		p.esc = m.esc
-		name, v := m.name(obj, alts), m.val(obj)
-		switch k {
-		case recMeta:
-			bit, perr = p.metaField(r, name, v, doc)
-		case recSpanStart:
-			bit, perr = p.spanField(&r.span, name, v, doc)
-		case recSpanEnd:
-			bit, perr = p.spanEndField(r, name, v)
-		case recOp:
-			bit, perr = p.opField(&r.op, name, v)
-		case recTensor:
-			bit, perr = p.tensorField(&r.tensor, name, v)
-		case recMemory:
-			bit, perr = p.memoryField(&r.mem, name, v)
-		case recDeviceMemory:
-			bit, perr = p.devMemField(&r.devMem, name, v)
-		case recGradient:
-			bit, perr = p.gradientField(&r.grad, name, v)
-		case recEdge:
-			bit, perr = p.edgeField(&r.edge, name, v)
-		}
-		if perr == nil && seen&bit != 0 {
-			perr = &ParseError{Msg: "duplicate field", Err: ErrInvalidJSON}
-		}
-		if perr != nil {
-			if perr.Field == "" && perr.Err == ErrInvalidJSON {
-				perr.Field = string(name)
-			}
-			perr.Offset = int64(m.vs)
-			return perr
-		}
-		seen |= bit
+}
+
+// field parses one member (p.esc set for it) of a record of kind k into r
+// and adds its bit to *seen; a known field given twice is an error.
+func (p *valueParser) field(k recordKind, r *recordFields, name, v []byte, seen *uint32, doc bool) *ParseError {
+	var bit uint32
+	var perr *ParseError
+	switch k {
+	case recMeta:
+		bit, perr = p.metaField(r, name, v, doc)
+	case recSpanStart:
+		bit, perr = p.spanField(&r.span, name, v, doc)
+	case recSpanEnd:
+		bit, perr = p.spanEndField(r, name, v)
+	case recOp:
+		bit, perr = p.opField(&r.op, name, v)
+	case recTensor:
+		bit, perr = p.tensorField(&r.tensor, name, v)
+	case recMemory:
+		bit, perr = p.memoryField(&r.mem, name, v)
+	case recDeviceMemory:
+		bit, perr = p.devMemField(&r.devMem, name, v)
+	case recGradient:
+		bit, perr = p.gradientField(&r.grad, name, v)
+	case recEdge:
+		bit, perr = p.edgeField(&r.edge, name, v)
 	}
+	if perr == nil && *seen&bit != 0 {
+		perr = &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
+	}
+	*seen |= bit
+	return perr
+}
+
+// finish checks the required fields of a record of kind k given the mask
+// of the fields seen, and completes derived values.
+func (p *valueParser) finish(k recordKind, r *recordFields, seen uint32, doc bool) *ParseError {
 	req := requiredFields[k]
 	names := recFieldNames
 	switch k {
@@ -1285,11 +1381,12 @@ const maxDepth = 10000
 type lineScanner struct {
 	b       []byte
 	scratch []byte
-	errPos  int      // byte index of the first error
-	errMsg  string   // "" when none
-	eol     bool     // the error is the line ending inside a value
-	escapes int      // strings with escapes seen so far
-	alts    [][]byte // unescaped member names of names with escapes
+	errPos  int            // byte index of the first error
+	errMsg  string         // "" when none
+	eol     bool           // the error is the line ending inside a value
+	escapes int            // strings with escapes seen so far
+	alts    [][]byte       // unescaped member names of names with escapes
+	dec     *recordDecoder // when set, top-level members go to dec.emit first
 }
 
 func (s *lineScanner) fail(i int, msg string) int {
@@ -1522,7 +1619,11 @@ func (s *lineScanner) object(i, depth int, dst *[]member) int {
 				m.alt = len(s.alts)
 				s.alts = append(s.alts, name)
 			}
-			*dst = append(*dst, m)
+			if s.dec == nil || !s.dec.emit(&m, len(*dst)) {
+				*dst = append(*dst, m)
+			} else if s.dec.fastErr != nil {
+				return -1
+			}
 		}
 		if j = skipSpace(b, j); j >= len(b) {
 			return s.end(j)
