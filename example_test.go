@@ -1,0 +1,103 @@
+// example_test.go holds the runnable examples of the analyses.
+
+package tracemem_test
+
+import (
+	"cmp"
+	"fmt"
+	"log"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tracemem/tracemem"
+)
+
+// A small training step: a forward pass keeps an activation for backward,
+// backward makes a gradient and frees the activation.
+const exampleTrace = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"model::step","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}
+{"kind":"span_start","id":"step","name":"train_step","start_ns":0,"span_kind":"function","measured":true}
+{"kind":"memory","timestamp_ns":1,"tensor_id":"w","span_id":"step","device":"cuda:0","bytes":4096,"action":"alloc","shape":[32,32],"dtype":"f32","category":"parameter"}
+{"kind":"span_start","id":"fwd","parent_id":"step","name":"forward","start_ns":2,"span_kind":"module","measured":false,"step":"forward"}
+{"kind":"span_start","id":"mm","parent_id":"fwd","name":"matmul","start_ns":3,"span_kind":"op","measured":false}
+{"kind":"op","span_id":"mm","op_name":"matmul","inputs":["w"],"output":"x","shape":[64,32],"dtype":"f32","device":"cuda:0","duration_ns":2,"timestamp_ns":3,"input_storage_bytes":4096}
+{"kind":"memory","timestamp_ns":3,"tensor_id":"x","span_id":"mm","op_name":"matmul","device":"cuda:0","bytes":8192,"action":"alloc","shape":[64,32],"dtype":"f32","category":"activation"}
+{"kind":"memory","timestamp_ns":4,"tensor_id":"tmp","span_id":"mm","op_name":"matmul","device":"cuda:0","bytes":2048,"action":"alloc","shape":[512],"dtype":"f32","category":"activation"}
+{"kind":"memory","timestamp_ns":5,"tensor_id":"tmp","span_id":"mm","device":"cuda:0","bytes":2048,"action":"free","shape":[512],"dtype":"f32","category":"activation"}
+{"kind":"span_end","id":"mm","duration_ns":2}
+{"kind":"span_end","id":"fwd","duration_ns":4}
+{"kind":"span_start","id":"bwd","parent_id":"step","name":"backward","start_ns":7,"span_kind":"function","measured":false,"step":"backward"}
+{"kind":"memory","timestamp_ns":8,"tensor_id":"gw","span_id":"bwd","op_name":"matmul_backward","device":"cuda:0","bytes":4096,"action":"alloc","shape":[32,32],"dtype":"f32","category":"gradient"}
+{"kind":"memory","timestamp_ns":9,"tensor_id":"x","span_id":"bwd","device":"cuda:0","bytes":8192,"action":"free","shape":[64,32],"dtype":"f32","category":"activation"}
+{"kind":"span_end","id":"bwd","duration_ns":3}
+{"kind":"span_end","id":"step","duration_ns":10}
+`
+
+// Read a trace, analyze it, print the peak and what was live at it.
+func ExampleAnalyzeMemory() {
+	doc, err := tracemem.ReadTrace(strings.NewReader(exampleTrace))
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := tracemem.AnalyzeMemory(doc)
+	fmt.Printf("peak %d B on %s at %d ns\n", p.Summary.PeakBytes, p.Summary.PeakDevice, p.Summary.PeakTimestampNs)
+	for c, b := range p.Summary.PeakByCategory.All() {
+		fmt.Printf("  %-10s %6d B\n", c, b)
+	}
+	for _, a := range p.PeakBreakdown {
+		fmt.Printf("  %-4s %6d B %s\n", a.TensorID, a.Bytes, a.Category)
+	}
+	fmt.Printf("retained for backward: %d B\n", p.Summary.AutogradRetainedBytes)
+	// Output:
+	// peak 16384 B on cuda:0 at 8 ns
+	//   parameter    4096 B
+	//   activation   8192 B
+	//   gradient     4096 B
+	//   x      8192 B activation
+	//   gw     4096 B gradient
+	//   w      4096 B parameter
+	// retained for backward: 8192 B
+}
+
+// Print the spans whose subtrees held the most memory at once.
+func ExampleNodeMemoryMetrics() {
+	doc, err := tracemem.ReadTrace(strings.NewReader(exampleTrace))
+	if err != nil {
+		log.Fatal(err)
+	}
+	nodes := tracemem.NodeMemoryMetrics(doc, nil)
+	spans := slices.SortedFunc(maps.Keys(nodes), func(a, b string) int {
+		return cmp.Or(cmp.Compare(nodes[b].PeakBytes, nodes[a].PeakBytes), cmp.Compare(a, b))
+	})
+	for _, id := range spans[:5] {
+		m := nodes[id]
+		fmt.Printf("%-10s peak %5d B, left behind %5d B\n", id, m.PeakBytes, m.ResidualBytes)
+	}
+	// Output:
+	// step       peak 16384 B, left behind  8192 B
+	// fwd        peak 10240 B, left behind  8192 B
+	// mm         peak 10240 B, left behind  8192 B
+	// mm/op/0    peak  8192 B, left behind  8192 B
+	// bwd        peak  4096 B, left behind  4096 B
+}
+
+// Feed events as they happen and read the profile at any moment.
+func ExampleAnalyzer() {
+	a := tracemem.NewAnalyzer(tracemem.Options{})
+	events := []tracemem.MemoryEvent{
+		{TimestampNs: 10, TensorID: "a", Device: "cuda:0", Bytes: 100, Category: tracemem.CategoryActivation},
+		{TimestampNs: 20, TensorID: "b", Device: "cuda:0", Bytes: 300, Category: tracemem.CategoryActivation},
+		{TimestampNs: 30, TensorID: "b", Device: "cuda:0", Bytes: 300, Action: tracemem.ActionFree},
+	}
+	for i := range events {
+		if err := a.Add(&events[i]); err != nil {
+			log.Fatal(err)
+		}
+		p := a.Profile()
+		fmt.Printf("after event %d: live %d B, peak %d B\n", i, p.Timeline[len(p.Timeline)-1].LiveBytes, p.Summary.PeakBytes)
+	}
+	// Output:
+	// after event 0: live 100 B, peak 100 B
+	// after event 1: live 400 B, peak 400 B
+	// after event 2: live 100 B, peak 400 B
+}
