@@ -31,7 +31,7 @@ type MemoryProfile struct {
 	Summary       MemorySummary       `json:"summary"`
 	Timeline      []TimelinePoint     `json:"timeline"`       // in replay order
 	PeakBreakdown []LiveAllocation    `json:"peak_breakdown"` // live on the peak device at the peak
-	ByDevice      []DeviceMemoryStats `json:"by_device"`      // sorted by device
+	ByDevice      []DeviceMemoryStats `json:"by_device"`      // devices with memory events, sorted by name
 	Anomalies     Anomalies           `json:"anomalies"`
 }
 
@@ -117,7 +117,9 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 //     largest used_bytes + free_bytes sample; free bytes are capacity − live,
 //     0 when the capacity is unknown or exceeded.
 //   - The timeline has one point per event, for the device the event changed,
-//     after applying it. A device's peak is its highest live bytes, first time
+//     after applying it (a free changes the device the tensor lives on,
+//     whatever device it names; a duplicate alloc on another device than the
+//     live one also lowers that device, without a point of its own). A device's peak is its highest live bytes, first time
 //     reached; the global peak is the highest device peak (the earliest on
 //     ties), and the breakdown lists what was live on that device then,
 //     bytes descending, then tensor id ascending. Pre-existing memory counts in
