@@ -876,9 +876,10 @@ func TestChromeRunPhase(t *testing.T) {
 }
 
 // FuzzReadChromeTrace checks that no input makes ReadChromeTrace panic,
-// that errors are *ParseError or wrap an I/O error, and that every accepted
-// document is valid and analyzable with live bytes that agree with the
-// document's events.
+// that errors are *ParseError (or a gzip header error), and that every
+// accepted document is valid (spans, time order, no 0-byte events, every
+// event in a known span) and goes through AnalyzeMemory (one point per
+// event) and NodeMemoryMetrics (every span has metrics).
 func FuzzReadChromeTrace(f *testing.F) {
 	for _, name := range []string{"addr", "noaddr"} {
 		_, trace := chromeFixture(f, name)
@@ -916,6 +917,12 @@ func FuzzReadChromeTrace(f *testing.F) {
 		p := AnalyzeMemory(doc)
 		if len(p.Timeline) != len(doc.Memory) {
 			t.Fatalf("%d points for %d events", len(p.Timeline), len(doc.Memory))
+		}
+		m := NodeMemoryMetrics(doc, nil)
+		for _, s := range doc.Spans {
+			if _, ok := m[s.ID]; !ok {
+				t.Fatalf("no node metrics for span %q", s.ID)
+			}
 		}
 	})
 }
