@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
+	"github.com/tracemem/tracemem/internal/gen"
 )
 
 // Lines of a small valid trace, used to build test inputs.
@@ -527,5 +528,69 @@ func TestReadGolden(t *testing.T) {
 				t.Errorf("want.json read back differs (-got +back):\n%s", diff)
 			}
 		})
+	}
+}
+
+// rdKindLast rewrites every JSONL line that starts with {"kind":"X", so
+// that kind is the last member instead: the decoder's fused path (kind
+// first) and its collecting path (kind elsewhere) must agree.
+func rdKindLast(in string) string {
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(in, "\n") {
+		body := strings.TrimRight(line, "\n")
+		if m := rdKindFirst.FindStringSubmatch(body); m != nil {
+			body = "{" + m[2] + `,"kind":"` + m[1] + `"}`
+		}
+		out.WriteString(body)
+		if strings.HasSuffix(line, "\n") {
+			out.WriteByte('\n')
+		}
+	}
+	return out.String()
+}
+
+var rdKindFirst = regexp.MustCompile(`^\{"kind":\s*"([a-z_]*)",\s*(.*)\}$`)
+
+// TestReadTraceKindPosition checks that the two decoding paths agree: on
+// valid traces the documents are equal, on the error table the errors are.
+func TestReadTraceKindPosition(t *testing.T) {
+	var g bytes.Buffer
+	if _, err := gen.Write(&g, gen.Config{Seed: 7, MemoryEvents: 2000, Devices: 2, Anomalies: true}); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]string{"full": rdFullTrace(), "generated": g.String()} {
+		moved := rdKindLast(in)
+		if moved == in {
+			t.Fatalf("%s: nothing moved", name)
+		}
+		a, err := ReadTrace(strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ReadTrace(strings.NewReader(moved))
+		if err != nil {
+			t.Fatalf("%s with kind last: %v", name, err)
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("%s: (-kind first +kind last):\n%s", name, diff)
+		}
+	}
+	for _, in := range []string{
+		rdLines(tMeta, strings.Replace(tMem, `"alloc"`, `"alocate"`, 1)),
+		rdLines(tMeta, memPrefix+`"bytes":-5}`),
+		rdLines(tMeta, memPrefix+`"bytes":18446744073709551616}`),
+		rdLines(tMeta, strings.Replace(tMem, `"bytes":400,`, ``, 1)),
+		rdLines(tMeta, strings.Replace(tMem, `"bytes":400`, `"bytes":400,"bytes":500`, 1)),
+		rdLines(tMeta, tRoot, tMem, tRoot),
+		rdLines(tRoot, tMeta),
+		rdLines(tMeta, tRoot, tMeta),
+		rdLines(strings.Replace(tMeta, "trace/6", "trace/5", 1)),
+		rdLines(tMeta, `{"kind":"unknown","a":1}`, tRoot),
+	} {
+		_, errA := ReadTrace(strings.NewReader(in))
+		_, errB := ReadTrace(strings.NewReader(rdKindLast(in)))
+		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
+			t.Errorf("%q:\nkind first: %v\nkind last:  %v", in, errA, errB)
+		}
 	}
 }
