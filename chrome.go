@@ -1083,6 +1083,9 @@ func (p *chromeParser) build() *TraceDocument {
 			}
 			continue
 		}
+		if m.flags&memOOM != 0 {
+			continue // not a memory event of the document: no root for it
+		}
 		t := &p.thr[m.thread]
 		if t.root < 0 {
 			t.root = int32(len(roots))

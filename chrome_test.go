@@ -1054,3 +1054,23 @@ func ExampleReadChromeTrace() {
 	// 20000 ns free cuda:0@0x1000#0 1024 B op "" span thread:0
 	// peak 5120 on cuda:0
 }
+
+// TestChromeOutOfMemory checks that an [OutOfMemory] event is no allocation
+// and no span of its own, but gives a device sample and is counted.
+func TestChromeOutOfMemory(t *testing.T) {
+	in := `[` + memEvent("1", 100, 1, 0, `,"Addr":64,"Total Allocated":100,"Total Reserved":128`) + `,
+	{"name":"[OutOfMemory]","ph":"i","ts":2,"pid":1,"tid":9,"args":{"Bytes":1073741824,"Total Allocated":100,"Total Reserved":128,"Device Type":1,"Device Id":0}}]`
+	doc := mustReadChrome(t, []byte(in))
+	if len(doc.Memory) != 1 || doc.Memory[0].Bytes != 100 {
+		t.Errorf("memory %+v, want the one alloc", doc.Memory)
+	}
+	if len(doc.Spans) != 1 || doc.Spans[0].Name != "thread 1/1" {
+		t.Errorf("spans %+v, want only the root of thread 1/1", doc.Spans)
+	}
+	if len(doc.DeviceMemory) != 2 || doc.DeviceMemory[1].TimestampNs != 1000 || doc.DeviceMemory[1].UsedBytes != 100 {
+		t.Errorf("samples %+v, want two, the second at 1000 ns", doc.DeviceMemory)
+	}
+	if doc.Run.Tags["out_of_memory_events"] != "1" {
+		t.Errorf("tags %v, want out_of_memory_events 1", doc.Run.Tags)
+	}
+}
