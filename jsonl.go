@@ -259,6 +259,8 @@ func newRecordDecoder(r io.Reader) *recordDecoder {
 	return d
 }
 
+var kindName = []byte("kind")
+
 const (
 	fastUnknown = iota // no member seen yet
 	fastOn             // kind was first and known: members are parsed as scanned
@@ -305,6 +307,7 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 	}
 	d.fast, d.kind, d.seen = fastOn, k, 0
 	resetRecord(k, d)
+	d.p.unknown = append(d.p.unknown[:0], kindName)
 	return true
 }
 
@@ -514,6 +517,7 @@ type recordFields = recordDecoder
 // Offset (of the value at fault, relative to the object) set.
 func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []member, alts [][]byte, doc bool) *ParseError {
 	resetRecord(k, r)
+	p.unknown = p.unknown[:0]
 	var seen uint32
 	for i := range ms {
 		m := &ms[i]
@@ -578,6 +582,14 @@ func (p *valueParser) field(k recordKind, r *recordFields, name, v []byte, seen 
 	}
 	if perr == nil && *seen&bit != 0 {
 		perr = &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
+	}
+	if perr == nil && bit == 0 { // an ignored field: only its duplicates matter
+		for _, u := range p.unknown {
+			if string(u) == string(name) {
+				return &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
+			}
+		}
+		p.unknown = append(p.unknown, name)
 	}
 	*seen |= bit
 	return perr
@@ -960,7 +972,8 @@ type valueParser struct {
 	scratch []byte
 	slab    []uint64 // backing store of storage_bytes-like pointers
 	last    [numSlots]string
-	esc     bool // the current value may hold escapes; false: unquote needs no check
+	esc     bool     // the current value may hold escapes; false: unquote needs no check
+	unknown [][]byte // names of the ignored fields of the current record
 }
 
 // newU64 returns a pointer to a fresh uint64 holding v, carved from a slab

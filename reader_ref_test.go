@@ -1,0 +1,531 @@
+// reader_ref_test.go holds a slow, obviously correct JSONL reader built on json v2, and the tests comparing ReadTrace with it.
+
+package tracemem
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+	"github.com/tracemem/tracemem/internal/gen"
+)
+
+// The reference records: every field a pointer, so that absent (nil) and
+// present are told apart; json v2 checks the JSON, the types, the ranges of
+// unsigned integers, duplicate names, and the enumerations through their
+// UnmarshalText.
+type (
+	refMeta struct {
+		Schema        *string             `json:"schema"`
+		RunID         *string             `json:"run_id"`
+		CorrelationID *string             `json:"correlation_id"`
+		Entrypoint    *string             `json:"entrypoint"`
+		Phase         *Phase              `json:"phase"`
+		Timestamp     *string             `json:"timestamp"`
+		CaptureStep   *uint64             `json:"capture_step"`
+		WarmupSteps   *uint64             `json:"warmup_steps"`
+		Device        *string             `json:"device"`
+		TimingMode    *TimingMode         `json:"timing_mode"`
+		Tags          *map[string]*string `json:"tags"`
+		CandleVersion *string             `json:"candle_version"`
+	}
+	refSpanStart struct {
+		ID       *string   `json:"id"`
+		ParentID *string   `json:"parent_id"`
+		Name     *string   `json:"name"`
+		StartNs  *uint64   `json:"start_ns"`
+		SpanKind *SpanKind `json:"span_kind"`
+		Measured *bool     `json:"measured"`
+		Step     *Step     `json:"step"`
+	}
+	refSpanEnd struct {
+		ID         *string `json:"id"`
+		DurationNs *uint64 `json:"duration_ns"`
+	}
+	refOp struct {
+		SpanID            *string    `json:"span_id"`
+		OpName            *string    `json:"op_name"`
+		Inputs            *[]*string `json:"inputs"`
+		Output            *string    `json:"output"`
+		Shape             *[]*uint64 `json:"shape"`
+		DType             *string    `json:"dtype"`
+		Device            *string    `json:"device"`
+		DurationNs        *uint64    `json:"duration_ns"`
+		TimestampNs       *uint64    `json:"timestamp_ns"`
+		StorageBytes      *uint64    `json:"storage_bytes"`
+		OutputDenseBytes  *uint64    `json:"output_dense_bytes"`
+		InputStorageBytes *uint64    `json:"input_storage_bytes"`
+		InputDenseBytes   *uint64    `json:"input_dense_bytes"`
+	}
+	refTensor struct {
+		SpanID           *string    `json:"span_id"`
+		TensorID         *string    `json:"tensor_id"`
+		Shape            *[]*uint64 `json:"shape"`
+		DType            *string    `json:"dtype"`
+		Device           *string    `json:"device"`
+		RequiresGrad     *bool      `json:"requires_grad"`
+		StorageBytes     *uint64    `json:"storage_bytes"`
+		OutputDenseBytes *uint64    `json:"output_dense_bytes"`
+		Category         *Category  `json:"category"`
+	}
+	refMemory struct {
+		TimestampNs *uint64       `json:"timestamp_ns"`
+		TensorID    *string       `json:"tensor_id"`
+		SpanID      *string       `json:"span_id"`
+		OpName      *string       `json:"op_name"`
+		Device      *string       `json:"device"`
+		Bytes       *uint64       `json:"bytes"`
+		Action      *MemoryAction `json:"action"`
+		Shape       *[]*uint64    `json:"shape"`
+		DType       *string       `json:"dtype"`
+		Category    *Category     `json:"category"`
+	}
+	refDevMem struct {
+		TimestampNs   *uint64 `json:"timestamp_ns"`
+		Device        *string `json:"device"`
+		UsedBytes     *uint64 `json:"used_bytes"`
+		FreeBytes     *uint64 `json:"free_bytes"`
+		ReservedBytes *uint64 `json:"reserved_bytes"`
+		CapacityBytes *uint64 `json:"capacity_bytes"`
+	}
+	refGradient struct {
+		EventID *string        `json:"event_id"`
+		Root    *string        `json:"root"`
+		Key     *string        `json:"key"`
+		State   *GradientState `json:"state"`
+		Norm    *float64       `json:"norm"`
+	}
+	refEdge struct {
+		FromSpan   *string `json:"from_span"`
+		ToSpan     *string `json:"to_span"`
+		DurationNs *uint64 `json:"duration_ns"`
+	}
+)
+
+// refRequired fails when any of the named pointers is nil.
+func refRequired(fields map[string]bool) error {
+	for name, present := range fields {
+		if !present {
+			return fmt.Errorf("missing required field %s", name)
+		}
+	}
+	return nil
+}
+
+// refPlainInts rejects numbers written other than as plain digits for the
+// unsigned fields (json v2 would take 1e3 as 1000), so that both readers
+// follow the documented rule; it looks only at the top-level values and at
+// shape arrays, the places unsigned integers live.
+func refPlainInts(raw map[string]jsontext.Value) error {
+	for name, v := range raw {
+		switch name {
+		case "norm", "tags", "inputs":
+			continue
+		}
+		check := func(b []byte) error {
+			if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9' && bytes.ContainsAny(b, ".eE")) {
+				return fmt.Errorf("%s: not a plain integer: %s", name, b)
+			}
+			return nil
+		}
+		if len(v) > 0 && v[0] == '[' {
+			var elems []jsontext.Value
+			if err := json.Unmarshal(v, &elems, refOpts); err != nil {
+				return err
+			}
+			for _, e := range elems {
+				if err := check(e); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := check(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func refStr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// refElems returns the elements of an array field (null and [] are nil)
+// and fails on a null element.
+func refElems[T any](s *[]*T) ([]T, error) {
+	if s == nil || len(*s) == 0 {
+		return nil, nil
+	}
+	out := make([]T, len(*s))
+	for i, p := range *s {
+		if p == nil {
+			return nil, errors.New("null element")
+		}
+		out[i] = *p
+	}
+	return out, nil
+}
+
+var refOpts = json.JoinOptions(jsontext.AllowDuplicateNames(true))
+
+// refTopNames fails on a duplicate top-level name, and on a duplicate key
+// of tags (duplicates inside ignored values are allowed, as documented).
+func refTopNames(line []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), jsontext.AllowDuplicateNames(true))
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String()
+		if seen[name] {
+			return fmt.Errorf("duplicate name %q", name)
+		}
+		seen[name] = true
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if name == "tags" && v.Kind() == '{' {
+			var m map[string]jsontext.Value
+			if err := json.Unmarshal(v, &m); err != nil { // strict: no duplicate keys
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func refStorage(explicit, dense *uint64, shape []uint64, dtype string) *uint64 {
+	if dense != nil {
+		return dense
+	}
+	if explicit != nil {
+		return explicit
+	}
+	if _, ok := DTypeBits(dtype); !ok {
+		return nil
+	}
+	v := DenseBytes(shape, dtype)
+	return &v
+}
+
+// refReadJSONL is the reference reader of a JSONL stream.
+func refReadJSONL(r io.Reader) (*TraceDocument, error) {
+	doc := &TraceDocument{}
+	br := bufio.NewReader(r)
+	line, sawMeta, records := 0, false, 0
+	started := map[string]int{}
+	for {
+		text, rerr := br.ReadString('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, rerr
+		}
+		if strings.Trim(text, " \t\r\n") == "" {
+			if rerr == io.EOF {
+				break
+			}
+			line++
+			continue
+		}
+		line++
+		records++
+		var raw map[string]jsontext.Value
+		if err := json.Unmarshal([]byte(text), &raw, refOpts); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if err := refTopNames([]byte(text)); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		var kind string
+		if err := json.Unmarshal(raw["kind"], &kind); err != nil {
+			return nil, fmt.Errorf("line %d: kind: %w", line, err)
+		}
+		known := map[string]bool{"meta": true, "span_start": true, "span_end": true, "op": true, "tensor": true,
+			"memory": true, "device_memory": true, "gradient": true, "edge": true}
+		if !known[kind] {
+			if rerr == io.EOF {
+				break
+			}
+			continue
+		}
+		if !sawMeta && kind != "meta" || sawMeta && kind == "meta" {
+			return nil, fmt.Errorf("line %d: meta first and once", line)
+		}
+		if err := refPlainInts(raw); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		data := []byte(text)
+		var err error
+		switch kind {
+		case "meta":
+			var m refMeta
+			if err = json.Unmarshal(data, &m, refOpts); err == nil {
+				err = refRequired(map[string]bool{"schema": m.Schema != nil, "run_id": m.RunID != nil,
+					"correlation_id": m.CorrelationID != nil, "entrypoint": m.Entrypoint != nil, "phase": m.Phase != nil,
+					"timestamp": m.Timestamp != nil, "capture_step": m.CaptureStep != nil, "warmup_steps": m.WarmupSteps != nil,
+					"device": m.Device != nil, "timing_mode": m.TimingMode != nil, "tags": raw["tags"] != nil})
+			}
+			if err == nil && *m.Schema != SchemaV6 && *m.Schema != SchemaV7 {
+				err = errors.New("schema")
+			}
+			if err == nil {
+				sawMeta = true
+				doc.Schema = *m.Schema
+				doc.Run = Run{RunID: *m.RunID, CorrelationID: *m.CorrelationID, Entrypoint: *m.Entrypoint, Phase: *m.Phase,
+					Timestamp: *m.Timestamp, CaptureStep: *m.CaptureStep, WarmupSteps: *m.WarmupSteps, Device: *m.Device,
+					TimingMode: *m.TimingMode, CandleVersion: refStr(m.CandleVersion)}
+				if m.Tags != nil && len(*m.Tags) > 0 {
+					doc.Run.Tags = map[string]string{}
+					for k, v := range *m.Tags {
+						if v == nil {
+							return nil, fmt.Errorf("line %d: tags: null value", line)
+						}
+						doc.Run.Tags[k] = *v
+					}
+				}
+			}
+		case "span_start":
+			var s refSpanStart
+			if err = json.Unmarshal(data, &s, refOpts); err == nil {
+				err = refRequired(map[string]bool{"id": s.ID != nil, "name": s.Name != nil, "start_ns": s.StartNs != nil,
+					"span_kind": s.SpanKind != nil, "measured": s.Measured != nil})
+			}
+			if err == nil {
+				if _, dup := started[*s.ID]; dup {
+					err = errors.New("duplicate span")
+				}
+			}
+			if err == nil {
+				sp := Span{ID: *s.ID, ParentID: refStr(s.ParentID), Name: *s.Name, StartNs: *s.StartNs, Kind: *s.SpanKind, Measured: *s.Measured}
+				if s.Step != nil {
+					sp.Step = *s.Step
+				}
+				started[sp.ID] = len(doc.Spans)
+				doc.Spans = append(doc.Spans, sp)
+			}
+		case "span_end":
+			var s refSpanEnd
+			if err = json.Unmarshal(data, &s, refOpts); err == nil {
+				err = refRequired(map[string]bool{"id": s.ID != nil, "duration_ns": s.DurationNs != nil})
+			}
+			if err == nil {
+				i, ok := started[*s.ID]
+				switch {
+				case !ok:
+					err = errors.New("unknown span")
+				case doc.Spans[i].Closed:
+					err = errors.New("second span_end")
+				default:
+					doc.Spans[i].Closed, doc.Spans[i].DurationNs = true, *s.DurationNs
+				}
+			}
+		case "op":
+			var o refOp
+			if err = json.Unmarshal(data, &o, refOpts); err == nil && o.StorageBytes != nil && o.OutputDenseBytes != nil ||
+				err == nil && o.InputStorageBytes != nil && o.InputDenseBytes != nil {
+				err = errors.New("both names of one field")
+			}
+			if err == nil {
+				err = refRequired(map[string]bool{"span_id": o.SpanID != nil, "op_name": o.OpName != nil, "inputs": raw["inputs"] != nil,
+					"shape": raw["shape"] != nil, "dtype": o.DType != nil, "device": o.Device != nil, "duration_ns": o.DurationNs != nil,
+					"timestamp_ns": o.TimestampNs != nil, "input_storage_bytes": o.InputStorageBytes != nil || o.InputDenseBytes != nil})
+			}
+			var inputs []string
+			var shape []uint64
+			if err == nil {
+				inputs, err = refElems(o.Inputs)
+			}
+			if err == nil {
+				shape, err = refElems(o.Shape)
+			}
+			if err == nil {
+				op := Op{SpanID: *o.SpanID, OpName: *o.OpName, Inputs: inputs, Output: refStr(o.Output),
+					Shape: shape, DType: *o.DType, Device: *o.Device, DurationNs: *o.DurationNs, TimestampNs: *o.TimestampNs}
+				op.StorageBytes = refStorage(o.StorageBytes, o.OutputDenseBytes, op.Shape, op.DType)
+				if o.InputDenseBytes != nil {
+					op.InputStorageBytes = *o.InputDenseBytes
+				} else {
+					op.InputStorageBytes = *o.InputStorageBytes
+				}
+				doc.Ops = append(doc.Ops, op)
+			}
+		case "tensor":
+			var o refTensor
+			if err = json.Unmarshal(data, &o, refOpts); err == nil && o.StorageBytes != nil && o.OutputDenseBytes != nil {
+				err = errors.New("both names of one field")
+			}
+			if err == nil {
+				err = refRequired(map[string]bool{"span_id": o.SpanID != nil, "tensor_id": o.TensorID != nil, "shape": raw["shape"] != nil,
+					"dtype": o.DType != nil, "device": o.Device != nil, "requires_grad": o.RequiresGrad != nil})
+			}
+			var shape []uint64
+			if err == nil {
+				shape, err = refElems(o.Shape)
+			}
+			if err == nil {
+				te := Tensor{SpanID: *o.SpanID, TensorID: *o.TensorID, Shape: shape, DType: *o.DType,
+					Device: *o.Device, RequiresGrad: *o.RequiresGrad}
+				te.StorageBytes = refStorage(o.StorageBytes, o.OutputDenseBytes, te.Shape, te.DType)
+				if o.Category != nil {
+					te.Category = *o.Category
+				}
+				doc.Tensors = append(doc.Tensors, te)
+			}
+		case "memory":
+			var o refMemory
+			if err = json.Unmarshal(data, &o, refOpts); err == nil {
+				err = refRequired(map[string]bool{"timestamp_ns": o.TimestampNs != nil, "tensor_id": o.TensorID != nil,
+					"span_id": o.SpanID != nil, "device": o.Device != nil, "bytes": o.Bytes != nil, "action": o.Action != nil,
+					"shape": raw["shape"] != nil, "dtype": o.DType != nil})
+			}
+			var shape []uint64
+			if err == nil {
+				shape, err = refElems(o.Shape)
+			}
+			if err == nil {
+				ev := MemoryEvent{TimestampNs: *o.TimestampNs, TensorID: *o.TensorID, SpanID: *o.SpanID, OpName: refStr(o.OpName),
+					Device: *o.Device, Bytes: *o.Bytes, Action: *o.Action, Shape: shape, DType: *o.DType}
+				if o.Category != nil {
+					ev.Category = *o.Category
+				}
+				doc.Memory = append(doc.Memory, ev)
+			}
+		case "device_memory":
+			var o refDevMem
+			if err = json.Unmarshal(data, &o, refOpts); err == nil {
+				err = refRequired(map[string]bool{"timestamp_ns": o.TimestampNs != nil, "device": o.Device != nil,
+					"used_bytes": o.UsedBytes != nil, "free_bytes": o.FreeBytes != nil})
+			}
+			if err == nil {
+				doc.DeviceMemory = append(doc.DeviceMemory, DeviceMemorySample{TimestampNs: *o.TimestampNs, Device: *o.Device,
+					UsedBytes: *o.UsedBytes, FreeBytes: *o.FreeBytes, ReservedBytes: o.ReservedBytes, CapacityBytes: o.CapacityBytes})
+			}
+		case "gradient":
+			var o refGradient
+			if err = json.Unmarshal(data, &o, refOpts); err == nil {
+				err = refRequired(map[string]bool{"event_id": o.EventID != nil, "root": o.Root != nil, "key": o.Key != nil,
+					"state": o.State != nil})
+			}
+			if err == nil {
+				doc.Gradients = append(doc.Gradients, Gradient{EventID: *o.EventID, Root: *o.Root, Key: *o.Key, State: *o.State, Norm: o.Norm})
+			}
+		case "edge":
+			var o refEdge
+			if err = json.Unmarshal(data, &o, refOpts); err == nil {
+				err = refRequired(map[string]bool{"from_span": o.FromSpan != nil, "to_span": o.ToSpan != nil, "duration_ns": o.DurationNs != nil})
+			}
+			if err == nil {
+				doc.Edges = append(doc.Edges, Edge{FromSpan: *o.FromSpan, ToSpan: *o.ToSpan, DurationNs: *o.DurationNs})
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s: %w", line, kind, err)
+		}
+		if rerr == io.EOF {
+			break
+		}
+	}
+	if !sawMeta {
+		if records == 0 {
+			return nil, ErrEmptyTrace
+		}
+		return nil, ErrMissingMeta
+	}
+	slices.SortFunc(doc.Spans, func(a, b Span) int { return strings.Compare(a.ID, b.ID) })
+	return doc, nil
+}
+
+// refCompare reads in with both readers and reports a disagreement: one
+// accepts what the other rejects, or the documents differ.
+func refCompare(in []byte) string {
+	want, werr := refReadJSONL(bytes.NewReader(in))
+	got, gerr := readJSONL(bytes.NewReader(in))
+	switch {
+	case (werr == nil) != (gerr == nil):
+		return fmt.Sprintf("reference error %v, ReadTrace error %v", werr, gerr)
+	case werr != nil:
+		if errors.Is(werr, ErrEmptyTrace) != errors.Is(gerr, ErrEmptyTrace) {
+			return fmt.Sprintf("empty trace: reference %v, ReadTrace %v", werr, gerr)
+		}
+		return ""
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		return "(-reference +ReadTrace):\n" + diff
+	}
+	return ""
+}
+
+// TestReadTraceReference compares the JSONL reader with the reference on
+// generated traces, the test traces and every error case of the tables.
+func TestReadTraceReference(t *testing.T) {
+	inputs := map[string]string{"full": rdFullTrace(), "kind last": rdKindLast(rdFullTrace())}
+	for i, cfg := range []gen.Config{
+		{Seed: 11, MemoryEvents: 1500, Devices: 2, Anomalies: true},
+		{Seed: 12, MemoryEvents: 800, UnclosedSpans: true, SampleEvery: 3},
+	} {
+		var b bytes.Buffer
+		if _, err := gen.Write(&b, cfg); err != nil {
+			t.Fatal(err)
+		}
+		inputs[fmt.Sprint("gen", i)] = b.String()
+	}
+	// each line of the full trace mutated in ways that break a rule
+	lines := strings.Split(strings.TrimSpace(rdFullTrace()), "\n")
+	mutations := []struct{ from, to string }{
+		{`:400`, `:-400`}, {`:400`, `:4.5`}, {`:400`, `:4e2`}, {`:400`, `:"400"`}, {`:400`, `:18446744073709551616`},
+		{`"cuda:0"`, `null`}, {`"cuda:0"`, `7`}, {`[10,10]`, `[10,-1]`}, {`[10,10]`, `null`}, {`[10,10]`, `[]`},
+		{`"f32"`, `"weird"`}, {`"alloc"`, `"Alloc"`}, {`"activation"`, `null`}, {`"activation"`, `""`},
+		{`"root"`, `"r\u006f\u006ft"`}, {`"root"`, `"x"`}, {`"function"`, `"fn"`}, {`true`, `1`}, {`"train"`, `"eval"`},
+		{`{"a":"b"}`, `{"a":"b","a":"c"}`}, {`{"a":"b"}`, `{"a":1}`}, {`{"a":"b"}`, `null`}, {`,"span_id":"root"`, ``},
+		{`,"duration_ns":100`, ``}, {`["a","b"]`, `["a",null]`}, {`1.5`, `null`}, {`1.5`, `"x"`}, {`"present"`, `"gone"`},
+		{`"output":"t1"`, `"output":null`}, {`"forward"`, `null`}, {`"parent_id":"root"`, `"parent_id":null`},
+		{`"input_storage_bytes":800`, `"input_dense_bytes":800`}, {`"requires_grad":true`, `"requires_grad":true,"storage_bytes":3`},
+		{`"tensor_id":"t1"`, `"tensor_id":"t1","tensor_id":"t2"`}, {`"kind":"memory"`, `"kind":"memoryx"`},
+		{`}`, `,}`}, {`{`, `[`}, {`"timestamp_ns":10`, `"timestamp_ns":10,"storage_id":3`},
+	}
+	for li := range lines {
+		for mi, m := range mutations {
+			if !strings.Contains(lines[li], m.from) {
+				continue
+			}
+			mut := slices.Clone(lines)
+			mut[li] = strings.Replace(mut[li], m.from, m.to, 1)
+			inputs[fmt.Sprintf("line%d/mut%d", li+1, mi)] = strings.Join(mut, "\n") + "\n"
+		}
+	}
+	for name, in := range inputs {
+		if msg := refCompare([]byte(in)); msg != "" {
+			t.Errorf("%s: %s\ninput:\n%s", name, msg, in)
+		}
+	}
+}
+
+// FuzzReadTraceReference: the JSONL reader agrees with the reference.
+func FuzzReadTraceReference(f *testing.F) {
+	f.Add([]byte(rdFullTrace()))
+	f.Add([]byte(rdKindLast(rdFullTrace())))
+	f.Add([]byte(rdLines(tMeta, memPrefix+`"bytes":-5}`)))
+	f.Add([]byte(rdLines(tMetaV7, `{"kind":"op","span_id":"s","op_name":"x","inputs":[],"shape":[4],"dtype":"i4","device":"d","duration_ns":1,"timestamp_ns":2,"input_dense_bytes":0,"output_dense_bytes":3}`)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if msg := refCompare(in); msg != "" {
+			t.Fatal(msg)
+		}
+	})
+}
