@@ -2,8 +2,6 @@
 
 package tracemem
 
-import "hash/maphash"
-
 // interner hands out shared copies of strings and shapes seen during one
 // read, so that a million records naming "cuda:0" hold one "cuda:0".
 //
@@ -21,7 +19,6 @@ import "hash/maphash"
 // It is not safe for concurrent use; the values it returns are immutable
 // and may be kept after the interner is dropped.
 type interner struct {
-	seed   maphash.Seed
 	slots  []string
 	misses int
 	shapes map[string][]uint64 // keyed by the shape's raw JSON text
@@ -35,7 +32,6 @@ const (
 
 func newInterner() *interner {
 	return &interner{
-		seed:   maphash.MakeSeed(),
 		slots:  make([]string, minInternSlots),
 		shapes: make(map[string][]uint64, 64),
 	}
@@ -47,8 +43,7 @@ func (in *interner) bytes(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	h := maphash.Bytes(in.seed, b)
-	slot := &in.slots[h&uint64(len(in.slots)-1)]
+	slot := &in.slots[hashBytes(b)&uint64(len(in.slots)-1)]
 	if *slot == string(b) { // no allocation for the comparison
 		return *slot
 	}
@@ -73,7 +68,7 @@ func (in *interner) grow() {
 	in.slots = make([]string, 2*len(old))
 	for _, s := range old {
 		if s != "" {
-			in.slots[maphash.String(in.seed, s)&uint64(len(in.slots)-1)] = s
+			in.slots[hashBytes([]byte(s))&uint64(len(in.slots)-1)] = s
 		}
 	}
 	in.misses = 0
@@ -95,4 +90,17 @@ func (in *interner) shape(raw []byte, parse func([]byte) ([]uint64, error)) ([]u
 	}
 	in.shapes[string(raw)] = s
 	return s, nil
+}
+
+// hashBytes is FNV-1a with a final mix: deterministic, so that which
+// strings share memory does not change from run to run.
+func hashBytes(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
 }
