@@ -34,6 +34,14 @@ type docDecoder struct {
 	f       recordFields
 	members []member
 	alts    [][]byte
+
+	spans   chunked[Span]
+	ops     chunked[Op]
+	tensors chunked[Tensor]
+	mem     chunked[MemoryEvent]
+	devMem  chunked[DeviceMemorySample]
+	grads   chunked[Gradient]
+	edges   chunked[Edge]
 }
 
 // readDocument reads the document form from r.
@@ -92,7 +100,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 				}
 				continue
 			}
-			if err := d.section(doc, name, k, spanAt); err != nil {
+			if err := d.section(name, k, spanAt); err != nil {
 				return nil, err
 			}
 		}
@@ -113,6 +121,13 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 	case !sawRun:
 		return nil, &ParseError{Offset: 0, Field: "run", Msg: "missing required field"}
 	}
+	doc.Spans = d.spans.slice()
+	doc.Ops = d.ops.slice()
+	doc.Tensors = d.tensors.slice()
+	doc.Memory = d.mem.slice()
+	doc.DeviceMemory = d.devMem.slice()
+	doc.Gradients = d.grads.slice()
+	doc.Edges = d.edges.slice()
 	sortSpans(doc.Spans)
 	return doc, nil
 }
@@ -126,8 +141,8 @@ func (d *docDecoder) value() (jsontext.Value, int64, error) {
 	return v, d.dec.InputOffset() - int64(len(v)), nil
 }
 
-// section reads one array section (null is empty) into doc.
-func (d *docDecoder) section(doc *TraceDocument, name string, k recordKind, spanAt map[string]int64) error {
+// section reads one array section (null is empty) into the decoder's lists.
+func (d *docDecoder) section(name string, k recordKind, spanAt map[string]int64) error {
 	if d.dec.PeekKind() == 'n' {
 		_, err := d.dec.ReadValue()
 		return d.syntax(err)
@@ -165,19 +180,19 @@ func (d *docDecoder) section(doc *TraceDocument, name string, k recordKind, span
 						strconv.FormatInt(first, 10) + ")"}
 			}
 			spanAt[d.f.span.ID] = start
-			doc.Spans = append(doc.Spans, d.f.span)
+			d.spans.add(&d.f.span)
 		case recOp:
-			doc.Ops = append(doc.Ops, d.f.op)
+			d.ops.add(&d.f.op)
 		case recTensor:
-			doc.Tensors = append(doc.Tensors, d.f.tensor)
+			d.tensors.add(&d.f.tensor)
 		case recMemory:
-			doc.Memory = append(doc.Memory, d.f.mem)
+			d.mem.add(&d.f.mem)
 		case recDeviceMemory:
-			doc.DeviceMemory = append(doc.DeviceMemory, d.f.devMem)
+			d.devMem.add(&d.f.devMem)
 		case recGradient:
-			doc.Gradients = append(doc.Gradients, d.f.grad)
+			d.grads.add(&d.f.grad)
 		case recEdge:
-			doc.Edges = append(doc.Edges, d.f.edge)
+			d.edges.add(&d.f.edge)
 		}
 	}
 	_, err := d.dec.ReadToken() // ']'

@@ -223,15 +223,16 @@ func (e *jsonlWriter) boolean(name string, v bool) {
 	e.b = strconv.AppendBool(e.b, v)
 }
 
-func (e *jsonlWriter) enum(name string, m interface{ MarshalText() ([]byte, error) }) {
-	t, err := m.MarshalText()
-	if err != nil {
-		e.fail(name, err)
+// enum writes the name of value i of an enumeration with the given names,
+// without allocating; a value out of range is an error.
+func (e *jsonlWriter) enum(field string, names []string, i int, typ string) {
+	if i < 0 || i >= len(names) || names[i] == "" {
+		e.fail(field, fmt.Errorf("invalid %s %d", typ, i))
 		return
 	}
-	e.key(name)
+	e.key(field)
 	e.b = append(e.b, '"')
-	e.b = append(e.b, t...)
+	e.b = append(e.b, names[i]...)
 	e.b = append(e.b, '"')
 }
 
@@ -273,12 +274,12 @@ func (e *jsonlWriter) meta(doc *TraceDocument) {
 	e.str("run_id", r.RunID)
 	e.str("correlation_id", r.CorrelationID)
 	e.str("entrypoint", r.Entrypoint)
-	e.enum("phase", r.Phase)
+	e.enum("phase", phaseNames, int(r.Phase), "Phase")
 	e.str("timestamp", r.Timestamp)
 	e.u64("capture_step", r.CaptureStep)
 	e.u64("warmup_steps", r.WarmupSteps)
 	e.str("device", r.Device)
-	e.enum("timing_mode", r.TimingMode)
+	e.enum("timing_mode", timingModeNames, int(r.TimingMode), "TimingMode")
 	e.key("tags")
 	e.b = append(e.b, '{')
 	keys := make([]string, 0, len(r.Tags))
@@ -310,10 +311,10 @@ func (e *jsonlWriter) spanStart(s *Span) {
 	e.optStr("parent_id", s.ParentID)
 	e.str("name", s.Name)
 	e.u64("start_ns", s.StartNs)
-	e.enum("span_kind", s.Kind)
+	e.enum("span_kind", spanKindNames, int(s.Kind), "SpanKind")
 	e.boolean("measured", s.Measured)
 	if s.Step != StepNone {
-		e.enum("step", s.Step)
+		e.enum("step", stepNames, int(s.Step), "Step")
 	}
 	e.end()
 }
@@ -350,7 +351,7 @@ func (e *jsonlWriter) tensor(t *Tensor) {
 	e.str("device", t.Device)
 	e.boolean("requires_grad", t.RequiresGrad)
 	e.optU64("storage_bytes", t.StorageBytes)
-	e.enum("category", t.Category)
+	e.enum("category", categoryNames, int(t.Category), "Category")
 	e.end()
 }
 
@@ -362,10 +363,10 @@ func (e *jsonlWriter) memory(m *MemoryEvent) {
 	e.optStr("op_name", m.OpName)
 	e.str("device", m.Device)
 	e.u64("bytes", m.Bytes)
-	e.enum("action", m.Action)
+	e.enum("action", actionNames, int(m.Action), "MemoryAction")
 	e.shape("shape", m.Shape)
 	e.str("dtype", m.DType)
-	e.enum("category", m.Category)
+	e.enum("category", categoryNames, int(m.Category), "Category")
 	e.end()
 }
 
@@ -387,7 +388,7 @@ func (e *jsonlWriter) gradient(g *Gradient) {
 	e.str("event_id", g.EventID)
 	e.str("root", g.Root)
 	e.str("key", g.Key)
-	e.enum("state", g.State)
+	e.enum("state", gradientStateNames, int(g.State), "GradientState")
 	if g.Norm != nil {
 		if math.IsNaN(*g.Norm) || math.IsInf(*g.Norm, 0) {
 			e.fail("norm", errNonFinite)
