@@ -320,8 +320,11 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 // It enforces the per-record rules: one JSON object a line; the types and
 // ranges of fields (unsigned fields reject negative, fractional and
 // overflowing numbers); required fields; enumeration values; meta first and
-// once; schema candle-graph/trace/6 or /7. The /7 names output_dense_bytes
-// and input_dense_bytes are read as storage_bytes and input_storage_bytes.
+// once; schema candle-graph/trace/6 or /7; a field given twice is an
+// error. null is absent for optional fields and empty for the array and
+// object fields (shape, inputs, tags). The /7 names output_dense_bytes and
+// input_dense_bytes are read as storage_bytes and input_storage_bytes (in
+// either schema; giving both names of one field is an error).
 // An absent category is CategoryOther; an op's or tensor's absent
 // storage_bytes is filled from shape × dtype when the dtype is known.
 // Errors are *ParseError naming the line and record kind; a stream with no
@@ -1388,9 +1391,10 @@ const maxDepth = 10000
 
 // lineScanner validates one line of JSON (RFC 8259, strings valid UTF-8,
 // as jsontext accepts it) and splits its top-level object into members in
-// the same pass. Duplicate names are caught by the record parsers for the
-// known fields and "kind"; duplicates among ignored fields or inside nested
-// values of ignored fields are not checked.
+// the same pass. Duplicate top-level names are caught by the record parsers
+// (valueParser.field), duplicate tags keys by valueParser.tags; duplicate
+// names inside the nested values of ignored fields are not checked (they
+// are ignored). FuzzLineScanner checks it against jsontext.
 type lineScanner struct {
 	b       []byte
 	scratch []byte
