@@ -502,11 +502,15 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 
 func (d *recordDecoder) syntaxError() *ParseError {
 	sc := &d.scan
-	if sc.eol {
-		return &ParseError{Line: d.line, Msg: "truncated record: the line ends inside a JSON value", Err: ErrInvalidJSON}
-	}
-	return &ParseError{Line: d.line, Msg: "invalid JSON at column " + strconv.Itoa(sc.errPos+1) + ": " + sc.errMsg,
+	perr := &ParseError{Line: d.line, Msg: "invalid JSON at column " + strconv.Itoa(sc.errPos+1) + ": " + sc.errMsg,
 		Err: ErrInvalidJSON}
+	if sc.eol {
+		perr.Msg = "truncated record: the line ends inside a JSON value"
+	}
+	if d.fast == fastOn { // kind came first: name it
+		perr.Kind = d.kind.String()
+	}
+	return perr
 }
 
 // recordFields is where valueParser.record puts a record's values; the
