@@ -110,6 +110,18 @@ type (
 	}
 )
 
+// refUnsigned lists the unsigned-integer fields (and shape) of each kind.
+var refUnsigned = map[string]map[string]bool{
+	"meta":          {"capture_step": true, "warmup_steps": true},
+	"span_start":    {"start_ns": true},
+	"span_end":      {"duration_ns": true},
+	"op":            {"shape": true, "duration_ns": true, "timestamp_ns": true, "storage_bytes": true, "output_dense_bytes": true, "input_storage_bytes": true, "input_dense_bytes": true},
+	"tensor":        {"shape": true, "storage_bytes": true, "output_dense_bytes": true},
+	"memory":        {"timestamp_ns": true, "bytes": true, "shape": true},
+	"device_memory": {"timestamp_ns": true, "used_bytes": true, "free_bytes": true, "reserved_bytes": true, "capacity_bytes": true},
+	"edge":          {"duration_ns": true},
+}
+
 // refRequired fails when any of the named pointers is nil.
 func refRequired(fields map[string]bool) error {
 	for name, present := range fields {
@@ -124,11 +136,10 @@ func refRequired(fields map[string]bool) error {
 // unsigned fields (json v2 would take 1e3 as 1000), so that both readers
 // follow the documented rule; it looks only at the top-level values and at
 // shape arrays, the places unsigned integers live.
-func refPlainInts(raw map[string]jsontext.Value) error {
+func refPlainInts(kind string, raw map[string]jsontext.Value) error {
 	for name, v := range raw {
-		switch name {
-		case "norm", "tags", "inputs":
-			continue
+		if !refUnsigned[kind][name] {
+			continue // ignored fields take any JSON
 		}
 		check := func(b []byte) error {
 			if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9' && bytes.ContainsAny(b, ".eE")) {
@@ -268,7 +279,7 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 		if !sawMeta && kind != "meta" || sawMeta && kind == "meta" {
 			return nil, fmt.Errorf("line %d: meta first and once", line)
 		}
-		if err := refPlainInts(raw); err != nil {
+		if err := refPlainInts(kind, raw); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		data := []byte(text)
