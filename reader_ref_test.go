@@ -530,6 +530,7 @@ func TestReadTraceReference(t *testing.T) {
 
 // FuzzReadTraceReference: the JSONL reader agrees with the reference.
 func FuzzReadTraceReference(f *testing.F) {
+	fuzzSeeds(f)
 	f.Add([]byte(rdFullTrace()))
 	f.Add([]byte(rdKindLast(rdFullTrace())))
 	f.Add([]byte(rdLines(tMeta, memPrefix+`"bytes":-5}`)))
