@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"unsafe"
 )
 
 // ErrOutOfOrder is returned (wrapped) by Analyzer.Add for an event stamped
@@ -45,24 +47,26 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 //
 // An Analyzer is not safe for concurrent use.
 type Analyzer struct {
-	opts Options
-	err  error // invalid options, reported by every call
+	opts   Options
+	err    error // invalid options, reported by every call
+	nodes  bool  // keep the bookkeeping of node metrics
+	forget bool  // forget a span once it ended (bounded memory)
 
 	devices  []deviceState
 	deviceID map[string]int32
 	points   []point // every point, in replay order, when MaxTimelinePoints is 0
 
-	// One-entry caches of the last span and device looked up: consecutive
-	// events mostly name the same ones.
-	lastSpanID string
-	lastSpan   int32
+	// Caches of the spans and the device looked up last: events mostly
+	// name the few spans around the innermost open one, and one device.
+	spanCache  [64]spanCacheEntry
 	lastDevice string
 	lastDev    int32
 
 	allocs    allocStore       // slots for live allocations
 	freeSlots []int32          // unused slots of allocs
 	tensors   map[string]int32 // live tensor id → slot
-	freed     map[uint64]struct{}
+	freed     map[uint64]struct{} // hashes of freed tensor ids (see wasFreed)
+	freedNew  []uint64            // hashes freed since freed was last brought up to date
 
 	spans     []spanState
 	spanID    map[string]int32
@@ -131,6 +135,11 @@ type liveAlloc struct {
 	inUse bool
 }
 
+type spanCacheEntry struct {
+	id  string
+	idx int32 // span index + 1; 0 for an empty entry
+}
+
 type spanState struct {
 	id       string
 	parent   int32 // -1 for a root
@@ -161,8 +170,7 @@ type opState struct {
 // make every later call return an error wrapping ErrInvalidOptions.
 func NewAnalyzer(opts Options) *Analyzer {
 	a := &Analyzer{
-		lastSpan: -1,
-		lastDev:  -1,
+		lastDev: -1,
 		opts:     opts,
 		deviceID: make(map[string]int32),
 		tensors:  make(map[string]int32),
@@ -171,6 +179,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		opCount:  make(map[string]int32),
 	}
 	a.err = opts.check()
+	a.nodes, a.forget = !opts.SkipNodeMetrics, opts.SkipNodeMetrics
 	return a
 }
 
@@ -182,12 +191,18 @@ func (o Options) check() error {
 }
 
 // reserve pre-sizes the Analyzer's tables for a trace of the given size.
-// The live tensors are few next to the events, so their map is left to grow.
+// The live-tensor map is left to grow: sized for the events, it would
+// spread the few live tensors of a typical trace over many cache lines
+// (measured: twice the time of the whole replay).
 func (a *Analyzer) reserve(events, spans, ops int) {
-	a.freed = make(map[uint64]struct{}, events/2)
-	a.spanID = make(map[string]int32, spans)
-	a.spans = slices.Grow(a.spans, spans)
-	a.ops = slices.Grow(a.ops, ops)
+	a.freedNew = slices.Grow(a.freedNew, events/2)
+	if a.nodes {
+		a.spanID = make(map[string]int32, spans)
+		a.spans = slices.Grow(a.spans, spans)
+	}
+	if a.nodes {
+		a.ops = slices.Grow(a.ops, ops)
+	}
 	if a.opts.MaxTimelinePoints == 0 {
 		a.points = slices.Grow(a.points, events)
 	}
@@ -209,15 +224,30 @@ func (a *Analyzer) device(name string) int32 {
 
 // span returns the index of the span with the given id, or -1.
 func (a *Analyzer) span(id string) int32 {
-	if id == a.lastSpanID && a.lastSpan >= 0 {
-		return a.lastSpan
+	// The cache is indexed by the address of the id's bytes: a reader hands
+	// out one copy of a recurring id, and a miss only costs the map lookup.
+	c := &a.spanCache[uintptr(unsafe.Pointer(unsafe.StringData(id)))>>3%uintptr(len(a.spanCache))]
+	if c.idx > 0 && c.id == id {
+		return c.idx - 1
 	}
 	i, ok := a.spanID[id]
 	if !ok {
 		return -1
 	}
-	a.lastSpanID, a.lastSpan = id, i
+	c.id, c.idx = id, i+1
 	return i
+}
+
+// wasFreed reports whether a tensor id of hash h was freed before. Frees
+// only append their hash to a list; the set is brought up to date when
+// asked, which a trace without unmatched or double frees never does.
+func (a *Analyzer) wasFreed(h uint64) bool {
+	for _, f := range a.freedNew {
+		a.freed[f] = struct{}{}
+	}
+	a.freedNew = a.freedNew[:0]
+	_, ok := a.freed[h]
+	return ok
 }
 
 // AddSpan registers a span. A parent id naming no span added before makes the
@@ -231,12 +261,20 @@ func (a *Analyzer) AddSpan(s *Span) error {
 	if _, dup := a.spanID[s.ID]; dup {
 		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
 	}
-	st := spanState{id: s.ID, parent: -1, step: s.Step, start: s.StartNs, firstOp: -1}
+	parent := int32(-1)
 	if p, ok := a.spanID[s.ParentID]; ok && s.ParentID != "" {
-		st.parent = p
-		if st.step == StepNone {
-			st.step = a.spans[p].step
-		}
+		parent = p
+	}
+	a.addSpan(s, parent)
+	return nil
+}
+
+// addSpan registers a span whose id is new, under the span of index parent
+// (-1 for a root), and returns its index.
+func (a *Analyzer) addSpan(s *Span, parent int32) int32 {
+	st := spanState{id: s.ID, parent: parent, step: s.Step, start: s.StartNs, firstOp: -1}
+	if parent >= 0 && st.step == StepNone {
+		st.step = a.spans[parent].step
 	}
 	var i int32
 	if n := len(a.freeSpans); n > 0 {
@@ -251,7 +289,7 @@ func (a *Analyzer) AddSpan(s *Span) error {
 	if s.Closed {
 		a.close(i, s.DurationNs)
 	}
-	return nil
+	return i
 }
 
 // EndSpan records that the span ended durationNs after it started.
@@ -274,13 +312,15 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 	s := &a.spans[i]
 	s.closed = true
 	s.end = addSat(s.start, durationNs)
-	a.ends.push(spanEnd{end: s.end, span: i})
+	if a.nodes || a.forget { // something happens at the end
+		a.ends.push(spanEnd{end: s.end, span: i})
+	}
 }
 
 // AddOp registers an op. Its index is its position among the ops added with
 // the same span id. Ops of 0 bytes are counted for the index but get no node.
 func (a *Analyzer) AddOp(op *Op) error {
-	if a.err != nil || a.opts.SkipNodeMetrics {
+	if a.err != nil || !a.nodes {
 		return a.err
 	}
 	span, known := a.spanID[op.SpanID]
@@ -347,7 +387,12 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 	a.lastTs = ev.TimestampNs
 	a.closeSpansBefore(ev.TimestampNs)
 
-	span := a.span(ev.SpanID)
+	// The span matters for node metrics, and for the step until the first
+	// backward event is found.
+	span := int32(-1)
+	if a.nodes || !a.autogradSeen {
+		span = a.span(ev.SpanID)
+	}
 	if !a.autogradSeen && span >= 0 && a.spans[span].step == StepBackward {
 		a.autogradSeen = true
 		for i := range a.devices {
@@ -368,7 +413,7 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 		d.live = addSat64(d.live, toInt64(ev.Bytes))
 		d.cats[ev.Category] = addSat64(d.cats[ev.Category], toInt64(ev.Bytes))
 		d.seen = d.seen.With(ev.Category)
-		if a.opts.SkipNodeMetrics {
+		if !a.nodes {
 			span = -1 // no subtree accounting
 		}
 		a.spanAdd(span, ev.Bytes)
@@ -382,12 +427,12 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 				a.anom.SizeMismatches++
 			}
 			a.release(slot)
-		} else if _, was := a.freed[hashID(ev.TensorID)]; was {
+		} else if a.wasFreed(hashID(ev.TensorID)) {
 			a.anom.DoubleFrees++
 		} else {
 			// Pre-existing: live from the start of the trace until now.
 			a.anom.UnmatchedFrees++
-			a.freed[hashID(ev.TensorID)] = struct{}{}
+			a.freedNew = append(a.freedNew, hashID(ev.TensorID))
 			a.summary.PreexistingBytes = addSat(a.summary.PreexistingBytes, ev.Bytes)
 			d := &a.devices[dev]
 			d.pool = addSat(d.pool, ev.Bytes)
@@ -429,7 +474,7 @@ func (a *Analyzer) release(slot int32) {
 		d.lostPeak = append(d.lostPeak, *al)
 	}
 	delete(a.tensors, al.ev.TensorID)
-	a.freed[hashID(al.ev.TensorID)] = struct{}{}
+	a.freedNew = append(a.freedNew, hashID(al.ev.TensorID))
 	*al = liveAlloc{}
 	a.freeSlots = append(a.freeSlots, slot)
 }
@@ -468,11 +513,13 @@ func (a *Analyzer) closeSpansBefore(ts uint64) {
 
 func (a *Analyzer) measure(i int32) {
 	s := &a.spans[i]
-	if a.opts.SkipNodeMetrics {
+	if a.forget {
 		// Forget the span: only open spans are kept.
 		delete(a.spanID, s.id)
-		if a.lastSpan == i {
-			a.lastSpan = -1
+		for j := range a.spanCache {
+			if a.spanCache[j].idx == i+1 {
+				a.spanCache[j] = spanCacheEntry{}
+			}
 		}
 		*s = spanState{}
 		a.freeSpans = append(a.freeSpans, i)
@@ -608,14 +655,29 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 // still live that were made by then, and those freed since.
 func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	d := &a.devices[dev]
-	atPeak := func(al *liveAlloc) bool { return al.inUse && al.dev == dev && al.seq <= d.peak.seq }
-	n := len(d.lostPeak)
+	// Sort compact keys, then build the list in order.
+	type key struct {
+		bytes uint64
+		id    string
+		al    *liveAlloc
+	}
+	keys := make([]key, 0, len(d.lostPeak))
 	for i := range int32(a.allocs.n) {
-		if atPeak(a.allocs.at(i)) {
-			n++
+		if al := a.allocs.at(i); al.inUse && al.dev == dev && al.seq <= d.peak.seq {
+			keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al})
 		}
 	}
-	out := make([]LiveAllocation, 0, n)
+	for i := range d.lostPeak {
+		al := &d.lostPeak[i]
+		keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al})
+	}
+	slices.SortFunc(keys, func(x, y key) int {
+		if x.bytes != y.bytes {
+			return cmp.Compare(y.bytes, x.bytes)
+		}
+		return strings.Compare(x.id, y.id)
+	})
+	out := make([]LiveAllocation, 0, len(keys))
 	opNames := make(map[string]*string) // one pointer per op name
 	add := func(al *liveAlloc) {
 		la := LiveAllocation{
@@ -638,20 +700,9 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 		}
 		out = append(out, la)
 	}
-	for i := range int32(a.allocs.n) {
-		if al := a.allocs.at(i); atPeak(al) {
-			add(al)
-		}
+	for _, k := range keys {
+		add(k.al)
 	}
-	for i := range d.lostPeak {
-		add(&d.lostPeak[i])
-	}
-	slices.SortFunc(out, func(x, y LiveAllocation) int {
-		if c := cmp.Compare(y.Bytes, x.Bytes); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.TensorID, y.TensorID)
-	})
 	return out
 }
 
@@ -660,7 +711,7 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 // "{span}/op/{index}". Spans still open are measured as if the trace ended
 // now. The map is the caller's.
 func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetrics {
-	if a.opts.SkipNodeMetrics {
+	if !a.nodes {
 		return nil
 	}
 	out := make(map[string]NodeMetrics, len(a.spans)+len(a.ops))

@@ -138,7 +138,7 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 // action or category is out of range (only a document built by hand can
 // have one).
 func Analyze(doc *TraceDocument, opts Options) (*MemoryProfile, error) {
-	a, err := replayDocument(doc, opts)
+	a, err := replayDocument(doc, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -147,20 +147,17 @@ func Analyze(doc *TraceDocument, opts Options) (*MemoryProfile, error) {
 
 // replayDocument feeds a whole document to a new Analyzer: spans parents
 // first (cycles cut as Validate reports them), ops, device samples, then the
-// memory events sorted stably by timestamp.
-func replayDocument(doc *TraceDocument, opts Options) (*Analyzer, error) {
+// memory events sorted stably by timestamp. The spans are all known from
+// the start, so none is forgotten; nodes says whether node metrics are
+// wanted.
+func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, error) {
 	a := NewAnalyzer(opts)
 	if a.err != nil {
 		return nil, a.err
 	}
+	a.nodes, a.forget = nodes, false
 	a.reserve(len(doc.Memory), len(doc.Spans), len(doc.Ops))
-	for _, s := range orderSpans(doc.Spans) {
-		sp := doc.Spans[s.index]
-		if s.cut {
-			sp.ParentID = ""
-		}
-		_ = a.AddSpan(&sp) // a duplicate id is skipped; Validate reports it
-	}
+	a.addSpans(doc.Spans)
 	for i := range doc.Ops {
 		_ = a.AddOp(&doc.Ops[i])
 	}
@@ -187,6 +184,41 @@ func replayDocument(doc *TraceDocument, opts Options) (*Analyzer, error) {
 		}
 	}
 	return a, nil
+}
+
+// addSpans adds a document's spans, parents first, each id once, with
+// their parent's document index resolved (no lookup by id links them).
+// Without node metrics, a span matters only for the step its events take,
+// and only a backward step is looked at: so only the spans whose step, own
+// or inherited, is backward are added, as roots with that step.
+func (a *Analyzer) addSpans(spans []Span) {
+	if !a.nodes && !slices.ContainsFunc(spans, func(s Span) bool { return s.Step == StepBackward }) {
+		return
+	}
+	at := make([]int32, len(spans))  // document index → Analyzer index
+	step := make([]Step, len(spans)) // document index → own or inherited step
+	for _, s := range orderSpans(spans) {
+		parent := -1
+		if s.parent >= 0 && !s.cut {
+			parent = s.parent
+		}
+		sp := &spans[s.index]
+		step[s.index] = sp.Step
+		if sp.Step == StepNone && parent >= 0 {
+			step[s.index] = step[parent]
+		}
+		switch {
+		case a.nodes:
+			p := int32(-1)
+			if parent >= 0 {
+				p = at[parent]
+			}
+			at[s.index] = a.addSpan(sp, p)
+		case step[s.index] == StepBackward:
+			root := Span{ID: sp.ID, Step: StepBackward}
+			a.addSpan(&root, -1)
+		}
+	}
 }
 
 func byTimestamp(x, y MemoryEvent) int { return cmp.Compare(x.TimestampNs, y.TimestampNs) }

@@ -44,7 +44,7 @@ type NodeMetrics struct {
 //     (see Validate). Trees of any depth work: nothing recurses on depth.
 func NodeMemoryMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]NodeMetrics {
 	// One timeline point per device is all node metrics need of the timeline.
-	a, err := replayDocument(doc, Options{MaxTimelinePoints: 1})
+	a, err := replayDocument(doc, Options{MaxTimelinePoints: 1}, true)
 	if err != nil {
 		return map[string]NodeMetrics{}
 	}

@@ -37,7 +37,7 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 		if err != nil {
 			return nil, nil, err
 		}
-		if a, err = replayDocument(doc, opts); err != nil {
+		if a, err = replayDocument(doc, opts, !opts.SkipNodeMetrics); err != nil {
 			return nil, nil, err
 		}
 		return a.Profile(), a.NodeMetrics(nil), nil

@@ -53,9 +53,10 @@ func (d *TraceDocument) Validate() error {
 }
 
 type spanSlot struct {
-	index int             // into the spans slice
-	cut   bool            // the parent link is cut
-	cycle *SpanCycleError // when cut
+	index  int             // into the spans slice
+	parent int             // index of the parent span, -1 for none
+	cut    bool            // the parent link is cut
+	cycle  *SpanCycleError // when cut
 }
 
 // orderSpans returns the spans (the first of each id) with every parent
@@ -100,7 +101,10 @@ func orderSpans(spans []Span) []spanSlot {
 			j = p
 		}
 		for k := len(path) - 1; k >= 0; k-- {
-			slot := spanSlot{index: path[k]}
+			slot := spanSlot{index: path[k], parent: -1}
+			if p, ok := index[spans[path[k]].ParentID]; ok && spans[path[k]].ParentID != "" {
+				slot.parent = p
+			}
 			if cut && k == len(path)-1 {
 				slot.cut = true
 				top := index[spans[path[k]].ParentID]
