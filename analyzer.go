@@ -62,9 +62,9 @@ type Analyzer struct {
 	lastDevice string
 	lastDev    int32
 
-	allocs    allocStore       // slots for live allocations
-	freeSlots []int32          // unused slots of allocs
-	tensors   map[string]int32 // live tensor id → slot
+	allocs    allocStore          // slots for live allocations
+	freeSlots []int32             // unused slots of allocs
+	tensors   map[string]int32    // live tensor id → slot
 	freed     map[uint64]struct{} // hashes of freed tensor ids (see wasFreed)
 	freedNew  []uint64            // hashes freed since freed was last brought up to date
 
@@ -170,7 +170,7 @@ type opState struct {
 // make every later call return an error wrapping ErrInvalidOptions.
 func NewAnalyzer(opts Options) *Analyzer {
 	a := &Analyzer{
-		lastDev: -1,
+		lastDev:  -1,
 		opts:     opts,
 		deviceID: make(map[string]int32),
 		tensors:  make(map[string]int32),
