@@ -64,7 +64,7 @@ type Analyzer struct {
 
 	allocs    allocStore          // slots for live allocations
 	freeSlots []int32             // unused slots of allocs
-	tensors   map[string]int32    // live tensor id → slot
+	tensors   map[uint64]int32    // hash of a live tensor id → its first slot (see lookup)
 	freed     map[uint64]struct{} // hashes of freed tensor ids (see wasFreed)
 	freedNew  []uint64            // hashes freed since freed was last brought up to date
 
@@ -129,9 +129,11 @@ func (s *allocStore) add(al liveAlloc) int32 {
 
 type liveAlloc struct {
 	ev    MemoryEvent
+	hash  uint64 // hashID(ev.TensorID)
+	seq   uint64
 	dev   int32
 	span  int32 // -1: no known span
-	seq   uint64
+	next  int32 // next live slot whose id has the same hash, -1 for none
 	inUse bool
 }
 
@@ -173,7 +175,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		lastDev:  -1,
 		opts:     opts,
 		deviceID: make(map[string]int32),
-		tensors:  make(map[string]int32),
+		tensors:  make(map[uint64]int32),
 		freed:    make(map[uint64]struct{}),
 		spanID:   make(map[string]int32),
 		opCount:  make(map[string]int32),
@@ -404,7 +406,8 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 	if ev.Action == ActionAlloc {
 		a.summary.AllocCount++
 		a.summary.TotalAllocBytes = addSat(a.summary.TotalAllocBytes, ev.Bytes)
-		if slot, live := a.tensors[ev.TensorID]; live {
+		h := hashID(ev.TensorID)
+		if slot := a.lookup(ev.TensorID, h); slot >= 0 {
 			a.anom.DuplicateAllocs++
 			a.release(slot)
 		}
@@ -417,22 +420,27 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 			span = -1 // no subtree accounting
 		}
 		a.spanAdd(span, ev.Bytes)
-		a.tensors[ev.TensorID] = a.newSlot(liveAlloc{ev: *ev, dev: dev, span: span, seq: a.seq, inUse: true})
+		slot := a.newSlot(liveAlloc{ev: *ev, hash: h, dev: dev, span: span, seq: a.seq, inUse: true, next: -1})
+		if first, ok := a.tensors[h&liveKeyMask]; ok {
+			a.allocs.at(slot).next = first
+		}
+		a.tensors[h&liveKeyMask] = slot
 	} else {
 		a.summary.FreeCount++
-		if slot, live := a.tensors[ev.TensorID]; live {
+		h := hashID(ev.TensorID)
+		if slot := a.lookup(ev.TensorID, h); slot >= 0 {
 			al := a.allocs.at(slot)
 			dev = al.dev // the bytes return to the device they live on
 			if al.ev.Bytes != ev.Bytes {
 				a.anom.SizeMismatches++
 			}
 			a.release(slot)
-		} else if a.wasFreed(hashID(ev.TensorID)) {
+		} else if a.wasFreed(h) {
 			a.anom.DoubleFrees++
 		} else {
 			// Pre-existing: live from the start of the trace until now.
 			a.anom.UnmatchedFrees++
-			a.freedNew = append(a.freedNew, hashID(ev.TensorID))
+			a.freedNew = append(a.freedNew, h)
 			a.summary.PreexistingBytes = addSat(a.summary.PreexistingBytes, ev.Bytes)
 			d := &a.devices[dev]
 			d.pool = addSat(d.pool, ev.Bytes)
@@ -473,8 +481,8 @@ func (a *Analyzer) release(slot int32) {
 	if d.hasPeak && al.seq <= d.peak.seq {
 		d.lostPeak = append(d.lostPeak, *al)
 	}
-	delete(a.tensors, al.ev.TensorID)
-	a.freedNew = append(a.freedNew, hashID(al.ev.TensorID))
+	a.unlink(slot, al)
+	a.freedNew = append(a.freedNew, al.hash)
 	*al = liveAlloc{}
 	a.freeSlots = append(a.freeSlots, slot)
 }
@@ -536,10 +544,47 @@ func (a *Analyzer) measure(i int32) {
 
 // liveBytes returns the bytes of the live allocation of tensor id, or 0.
 func (a *Analyzer) liveBytes(id string) uint64 {
-	if slot, ok := a.tensors[id]; ok {
+	if slot := a.lookup(id, hashID(id)); slot >= 0 {
 		return a.allocs.at(slot).ev.Bytes
 	}
 	return 0
+}
+
+// lookup returns the slot of the live allocation of tensor id, whose hash
+// is h, or -1. The live map is keyed by the 64-bit hash (cheap to hash and
+// to grow); ids that share a hash are chained through liveAlloc.next and
+// told apart by comparing them.
+func (a *Analyzer) lookup(id string, h uint64) int32 {
+	slot, ok := a.tensors[h&liveKeyMask]
+	if !ok {
+		return -1
+	}
+	for ; slot >= 0; slot = a.allocs.at(slot).next {
+		if a.allocs.at(slot).ev.TensorID == id {
+			return slot
+		}
+	}
+	return -1
+}
+
+// unlink removes the live allocation al, in slot, from the live map.
+func (a *Analyzer) unlink(slot int32, al *liveAlloc) {
+	key := al.hash & liveKeyMask
+	first := a.tensors[key]
+	if first == slot {
+		if al.next >= 0 {
+			a.tensors[key] = al.next
+		} else {
+			delete(a.tensors, key)
+		}
+		return
+	}
+	for prev := a.allocs.at(first); ; prev = a.allocs.at(prev.next) {
+		if prev.next == slot {
+			prev.next = al.next
+			return
+		}
+	}
 }
 
 // Profile returns the memory profile of what was replayed so far. It may be
@@ -661,9 +706,16 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 		id    string
 		al    *liveAlloc
 	}
-	keys := make([]key, 0, len(d.lostPeak))
+	atPeak := func(al *liveAlloc) bool { return al.inUse && al.dev == dev && al.seq <= d.peak.seq }
+	n := len(d.lostPeak)
 	for i := range int32(a.allocs.n) {
-		if al := a.allocs.at(i); al.inUse && al.dev == dev && al.seq <= d.peak.seq {
+		if atPeak(a.allocs.at(i)) {
+			n++
+		}
+	}
+	keys := make([]key, 0, n)
+	for i := range int32(a.allocs.n) {
+		if al := a.allocs.at(i); atPeak(al) {
 			keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al})
 		}
 	}
@@ -791,6 +843,10 @@ func addSat64(a, b int64) int64 {
 	}
 	return s
 }
+
+// liveKeyMask selects the bits of an id's hash that key the live map; tests
+// clear bits to make ids share keys and exercise the chains.
+var liveKeyMask = ^uint64(0)
 
 // hashID is FNV-1a, 64 bits: deterministic across runs and processes.
 func hashID(s string) uint64 {

@@ -34,6 +34,27 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 	}
 }
 
+// TestLiveChains: with the live map keyed by two bits of the hash, most
+// live tensor ids share a key; the chains must keep them apart.
+func TestLiveChains(t *testing.T) {
+	defer func(m uint64) { liveKeyMask = m }(liveKeyMask)
+	liveKeyMask = 3
+	for seed := range 400 {
+		r := rand.New(rand.NewPCG(uint64(seed), 13))
+		doc := randomDoc(r)
+		got, err := Analyze(doc, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(refAnalyze(doc, Options{}), got); diff != "" {
+			t.Fatalf("seed %d: with shared live keys the profile differs (-want +got):\n%s", seed, diff)
+		}
+		if diff := cmp.Diff(refNodeMetrics(doc, nil), NodeMemoryMetrics(doc, nil)); diff != "" {
+			t.Fatalf("seed %d: with shared live keys the node metrics differ (-want +got):\n%s", seed, diff)
+		}
+	}
+}
+
 func TestNodeMetricsMatchesReference(t *testing.T) {
 	n := 2000
 	if testing.Short() {
