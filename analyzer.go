@@ -52,6 +52,10 @@ type Analyzer struct {
 	nodes  bool  // keep the bookkeeping of node metrics
 	forget bool  // forget a span once it ended (bounded memory)
 
+	// stepOf, when set, gives the step of a span id instead of the spans
+	// added (a document replayed without node metrics).
+	stepOf func(spanID string) Step
+
 	devices  []deviceState
 	deviceID map[string]int32
 	points   []point // every point, in replay order, when MaxTimelinePoints is 0
@@ -240,6 +244,18 @@ func (a *Analyzer) span(id string) int32 {
 	return i
 }
 
+// stepOfEvent returns the step of the event's span (index span, -1 when
+// unknown), own or inherited.
+func (a *Analyzer) stepOfEvent(ev *MemoryEvent, span int32) Step {
+	if a.stepOf != nil {
+		return a.stepOf(ev.SpanID)
+	}
+	if span >= 0 {
+		return a.spans[span].step
+	}
+	return StepNone
+}
+
 // wasFreed reports whether a tensor id of hash h was freed before. Frees
 // only append their hash to a list; the set is brought up to date when
 // asked, which a trace without unmatched or double frees never does.
@@ -392,10 +408,10 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 	// The span matters for node metrics, and for the step until the first
 	// backward event is found.
 	span := int32(-1)
-	if a.nodes || !a.autogradSeen {
+	if a.nodes || !a.autogradSeen && a.stepOf == nil {
 		span = a.span(ev.SpanID)
 	}
-	if !a.autogradSeen && span >= 0 && a.spans[span].step == StepBackward {
+	if !a.autogradSeen && a.stepOfEvent(ev, span) == StepBackward {
 		a.autogradSeen = true
 		for i := range a.devices {
 			a.autogradRel = addSat64(a.autogradRel, a.devices[i].cats[CategoryActivation])

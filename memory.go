@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Options tunes an analysis. The zero value is the default.
@@ -189,35 +190,109 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 // addSpans adds a document's spans, parents first, each id once, with
 // their parent's document index resolved (no lookup by id links them).
 // Without node metrics, a span matters only for the step its events take,
-// and only a backward step is looked at: so only the spans whose step, own
-// or inherited, is backward are added, as roots with that step.
+// and only until the first backward event: the steps are then resolved on
+// demand instead (see stepResolver), and only when some span says backward.
 func (a *Analyzer) addSpans(spans []Span) {
-	if !a.nodes && !slices.ContainsFunc(spans, func(s Span) bool { return s.Step == StepBackward }) {
+	if !a.nodes {
+		if slices.ContainsFunc(spans, func(s Span) bool { return s.Step == StepBackward }) {
+			a.stepOf = newStepResolver(spans).step
+		}
 		return
 	}
-	at := make([]int32, len(spans))  // document index → Analyzer index
-	step := make([]Step, len(spans)) // document index → own or inherited step
+	at := make([]int32, len(spans)) // document index → Analyzer index
 	for _, s := range orderSpans(spans) {
-		parent := -1
+		parent := int32(-1)
 		if s.parent >= 0 && !s.cut {
-			parent = s.parent
+			parent = at[s.parent]
 		}
-		sp := &spans[s.index]
-		step[s.index] = sp.Step
-		if sp.Step == StepNone && parent >= 0 {
-			step[s.index] = step[parent]
-		}
-		switch {
-		case a.nodes:
-			p := int32(-1)
-			if parent >= 0 {
-				p = at[parent]
+		at[s.index] = a.addSpan(&spans[s.index], parent)
+	}
+}
+
+// stepResolver finds the step, own or inherited from the nearest ancestor
+// that has one, of a document's spans on demand, remembering what it found.
+// Spans sorted by id (as readers return them) are found by binary search;
+// others through a map built once. A parent chain that comes back on itself
+// makes it compute every span's step once, with the cycles cut as
+// orderSpans cuts them.
+type stepResolver struct {
+	spans []Span
+	index map[string]int // nil when spans are sorted by id
+	memo  []Step         // resolved step + 1; 0 when not resolved yet
+	path  []int
+}
+
+func newStepResolver(spans []Span) *stepResolver {
+	r := &stepResolver{spans: spans, memo: make([]Step, len(spans))}
+	if !slices.IsSortedFunc(spans, func(x, y Span) int { return strings.Compare(x.ID, y.ID) }) {
+		r.index = make(map[string]int, len(spans))
+		for i := range spans {
+			if _, dup := r.index[spans[i].ID]; !dup {
+				r.index[spans[i].ID] = i
 			}
-			at[s.index] = a.addSpan(sp, p)
-		case step[s.index] == StepBackward:
-			root := Span{ID: sp.ID, Step: StepBackward}
-			a.addSpan(&root, -1)
 		}
+	}
+	return r
+}
+
+// find returns the index of the first span with the id, or -1.
+func (r *stepResolver) find(id string) int {
+	if r.index != nil {
+		if i, ok := r.index[id]; ok {
+			return i
+		}
+		return -1
+	}
+	i, ok := slices.BinarySearchFunc(r.spans, id, func(s Span, id string) int { return strings.Compare(s.ID, id) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+func (r *stepResolver) step(id string) Step {
+	i := r.find(id)
+	if i < 0 {
+		return StepNone
+	}
+	// Walk up to a resolved span or a root (a chain that enters a cycle
+	// must not be resolved by its first step: the cut may be below it),
+	// then resolve the walk top down.
+	r.path = r.path[:0]
+	j := i
+	for j >= 0 && r.memo[j] == 0 {
+		if len(r.path) > len(r.spans) {
+			r.resolveAll()
+			return r.memo[i] - 1
+		}
+		r.path = append(r.path, j)
+		p := -1
+		if r.spans[j].ParentID != "" {
+			p = r.find(r.spans[j].ParentID)
+		}
+		j = p
+	}
+	st := StepNone
+	if j >= 0 {
+		st = r.memo[j] - 1
+	}
+	for k := len(r.path) - 1; k >= 0; k-- {
+		if own := r.spans[r.path[k]].Step; own != StepNone {
+			st = own
+		}
+		r.memo[r.path[k]] = st + 1
+	}
+	return r.memo[i] - 1
+}
+
+// resolveAll resolves every span's step, parents first, cycles cut.
+func (r *stepResolver) resolveAll() {
+	for _, s := range orderSpans(r.spans) {
+		st := r.spans[s.index].Step
+		if st == StepNone && s.parent >= 0 && !s.cut {
+			st = r.memo[s.parent] - 1
+		}
+		r.memo[s.index] = st + 1
 	}
 }
 

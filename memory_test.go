@@ -4,7 +4,10 @@ package tracemem
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -140,3 +143,33 @@ func preexistingLiveAt(doc *TraceDocument, p *MemoryProfile) uint64 {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// TestProfileWithoutNodeBookkeeping: Analyze resolves span steps on demand
+// (binary search over sorted ids, or a map) instead of adding every span;
+// on random span graphs, cycles included, it must give the profile of the
+// full replay that adds every span with the cycles cut.
+func TestProfileWithoutNodeBookkeeping(t *testing.T) {
+	for seed := range 1500 {
+		r := rand.New(rand.NewPCG(uint64(seed), 17))
+		doc := randomDoc(r)
+		for i := range doc.Spans { // any parent at all: cycles, self-links
+			if r.IntN(2) == 0 {
+				doc.Spans[i].ParentID = fmt.Sprintf("s%d", r.IntN(len(doc.Spans)+1))
+			}
+		}
+		if seed%2 == 0 {
+			slices.SortFunc(doc.Spans, func(x, y Span) int { return strings.Compare(x.ID, y.ID) })
+		}
+		got, err := Analyze(doc, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := replayDocument(doc, Options{}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(full.Profile(), got); diff != "" {
+			t.Fatalf("seed %d: profile without node bookkeeping differs (-full +Analyze):\n%s", seed, diff)
+		}
+	}
+}
