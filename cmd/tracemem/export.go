@@ -55,8 +55,11 @@ func cmdExport(e *env, args []string) error {
 		return err
 	}
 	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}}
-	if format == formatPprof {
+	switch format {
+	case formatPprof:
 		lo.opts.MaxTimelinePoints = summaryTimelinePoints // the pprof profile has no timeline
+	case formatCSV:
+		lo.noSpans = true // the timeline names no spans
 	}
 	t, err := loadOne(e, files[0], lo)
 	if err != nil {

@@ -36,6 +36,7 @@ type loadOptions struct {
 	opts      tracemem.Options
 	wantNodes bool // node metrics; without them a stream keeps only open spans
 	wantOps   bool // op names, to name op nodes
+	noSpans   bool // no span paths or run meta: a stream is not tapped at all
 }
 
 // fileError is a failure to read or analyze one file.
@@ -116,6 +117,16 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		r = bufio.NewReaderSize(gz, 1<<16)
 	}
 	t = &trace{name: src.name}
+	if isJSONL(r) && lo.noSpans {
+		opts := lo.opts
+		opts.SkipNodeMetrics = !lo.wantNodes
+		p, nodes, err := tracemem.AnalyzeStream(r, opts)
+		if err != nil {
+			return nil, &fileError{file: src.name, err: err}
+		}
+		t.profile, t.nodes, t.tree, t.streamed = p, nodes, newSpanTree(), true
+		return t, nil
+	}
 	if isJSONL(r) {
 		c := newCollector(lo.wantOps)
 		opts := lo.opts

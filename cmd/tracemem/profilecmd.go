@@ -21,7 +21,9 @@ func cmdProfile(e *env, args []string) error {
 	if err := checkFiles("profile", files, 1); err != nil {
 		return err
 	}
-	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}})
+	// The profile names no span paths: a JSONL trace streams without a tap,
+	// its memory bounded by what is live and the points kept.
+	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}, noSpans: true})
 	if err != nil {
 		return err
 	}
