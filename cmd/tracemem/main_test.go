@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tracemem/tracemem/internal/gen"
+	"github.com/tracemem/tracemem/internal/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.txtar and the repository's testdata/sample.jsonl")
@@ -102,7 +103,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comment, archive := parseTxtar(data)
+			raw, archive := txtar.Parse(data)
+			comment := string(raw)
 			header := parseHeader(t, comment)
 			if header["reason"] == "" {
 				t.Errorf("%s: no reason: line", file)
@@ -112,7 +114,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%s: exit: %v", file, err)
 			}
 			tracePath := ""
-			if tr, ok := txtarGet(archive, "trace.jsonl"); ok {
+			if tr, ok := txtar.Get(archive, "trace.jsonl"); ok {
 				tracePath = filepath.Join(t.TempDir(), "trace.jsonl")
 				if err := os.WriteFile(tracePath, tr, 0o644); err != nil {
 					t.Fatal(err)
@@ -134,21 +136,21 @@ func TestGolden(t *testing.T) {
 				r.stderr = strings.ReplaceAll(r.stderr, tracePath, "TRACE")
 			}
 			if *update {
-				out := []txtarFile{}
+				out := []txtar.File{}
 				for _, f := range archive {
-					if f.name != "stdout" && f.name != "stderr" {
+					if f.Name != "stdout" && f.Name != "stderr" {
 						out = append(out, f)
 					}
 				}
-				out = append(out, txtarFile{"stdout", []byte(r.stdout)}, txtarFile{"stderr", []byte(r.stderr)})
+				out = append(out, txtar.File{Name: "stdout", Data: []byte(r.stdout)}, txtar.File{Name: "stderr", Data: []byte(r.stderr)})
 				comment = regexp.MustCompile(`(?m)^exit: .*$`).ReplaceAllString(comment, "exit: "+strconv.Itoa(r.code))
-				if err := os.WriteFile(file, formatTxtar(comment, out), 0o644); err != nil {
+				if err := os.WriteFile(file, txtar.Format([]byte(comment), out), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			wantOut, _ := txtarGet(archive, "stdout")
-			wantErr, _ := txtarGet(archive, "stderr")
+			wantOut, _ := txtar.Get(archive, "stdout")
+			wantErr, _ := txtar.Get(archive, "stderr")
 			if r.code != wantCode {
 				t.Errorf("exit status %d, want %d (stderr %q)", r.code, wantCode, r.stderr)
 			}

@@ -1,0 +1,71 @@
+// txtar.go holds a minimal reader and writer of txtar archives, the format of the golden test files.
+
+// Package txtar reads and writes txtar archives: a comment, then files, each
+// starting at a line "-- NAME --" and running to the next such line. It is
+// what the golden tests of tracemem and its command keep their inputs and
+// expected outputs in.
+package txtar
+
+import (
+	"bytes"
+	"strings"
+)
+
+// File is one file of an archive.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Parse splits data into the archive's comment and files.
+func Parse(data []byte) (comment []byte, files []File) {
+	var cur *File
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			data = nil
+		}
+		s := strings.TrimRight(string(line), "\r\n")
+		if strings.HasPrefix(s, "-- ") && strings.HasSuffix(s, " --") && len(s) > 6 {
+			files = append(files, File{Name: strings.TrimSpace(s[3 : len(s)-3])})
+			cur = &files[len(files)-1]
+			continue
+		}
+		if cur == nil {
+			comment = append(comment, line...)
+		} else {
+			cur.Data = append(cur.Data, line...)
+		}
+	}
+	return comment, files
+}
+
+// Format renders an archive; the comment and each file's data end with a
+// newline.
+func Format(comment []byte, files []File) []byte {
+	var b bytes.Buffer
+	b.Write(comment)
+	if len(comment) > 0 && comment[len(comment)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	for _, f := range files {
+		b.WriteString("-- " + f.Name + " --\n")
+		b.Write(f.Data)
+		if len(f.Data) > 0 && f.Data[len(f.Data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// Get returns the data of the named file, and false when there is none.
+func Get(files []File, name string) ([]byte, bool) {
+	for _, f := range files {
+		if f.Name == name {
+			return f.Data, true
+		}
+	}
+	return nil, false
+}
