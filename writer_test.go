@@ -25,20 +25,6 @@ import (
 // written exactly. A document built by hand with empty non-nil slices
 // compares equal under cmpopts.EquateEmpty (TestWriteJSONLEmptyVsNil).
 
-// rdGenDoc reads a generated trace.
-func rdGenDoc(t testing.TB, cfg gen.Config) *TraceDocument {
-	t.Helper()
-	var buf bytes.Buffer
-	if _, err := gen.Write(&buf, cfg); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := ReadTrace(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
 // rdRoundTripDocs are documents a reader made: the hand-built full
 // document, every shared example and generated traces of several shapes.
 func rdRoundTripDocs(t *testing.T) map[string]*TraceDocument {
@@ -67,10 +53,10 @@ func rdRoundTripDocs(t *testing.T) map[string]*TraceDocument {
 	if testing.Short() {
 		n = 500
 	}
-	docs["gen/plain"] = rdGenDoc(t, gen.Config{Seed: 1, MemoryEvents: n})
-	docs["gen/anomalies-3dev"] = rdGenDoc(t, gen.Config{Seed: 2, MemoryEvents: n, Devices: 3, Anomalies: true})
-	docs["gen/unclosed"] = rdGenDoc(t, gen.Config{Seed: 3, MemoryEvents: n, UnclosedSpans: true, Devices: 2})
-	docs["gen/steady"] = rdGenDoc(t, gen.Config{Seed: 4, MemoryEvents: n, SteadyGrowth: true, SampleEvery: -1})
+	docs["gen/plain"] = genDoc(t, gen.Config{Seed: 1, MemoryEvents: n})
+	docs["gen/anomalies-3dev"] = genDoc(t, gen.Config{Seed: 2, MemoryEvents: n, Devices: 3, Anomalies: true})
+	docs["gen/unclosed"] = genDoc(t, gen.Config{Seed: 3, MemoryEvents: n, UnclosedSpans: true, Devices: 2})
+	docs["gen/steady"] = genDoc(t, gen.Config{Seed: 4, MemoryEvents: n, SteadyGrowth: true, SampleEvery: -1})
 	return docs
 }
 
@@ -358,7 +344,7 @@ func TestWriteJSONLErrors(t *testing.T) {
 			}
 		})
 	}
-	doc := rdGenDoc(t, gen.Config{Seed: 5, MemoryEvents: 1000})
+	doc := genDoc(t, gen.Config{Seed: 5, MemoryEvents: 1000})
 	if err := doc.WriteJSONL(&rdFailWriter{n: 100 << 10}); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("failing writer: error %v, want disk full", err)
 	}
