@@ -39,11 +39,15 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 //
 // The Analyzer keeps references to the strings and Shape slices of the
 // records it is given (it does not copy them): callers must not modify a
-// Shape's elements after passing it. Its memory is bounded by what is live
-// (allocations, spans, ops) plus the timeline points kept, plus 8 bytes per
-// distinct freed tensor id (a 64-bit hash, to tell double frees from frees
-// of pre-existing memory; two distinct ids of one trace colliding is about
-// as likely as n²/2⁶⁵ for n freed ids).
+// Shape's elements after passing it. Its memory is bounded by the live
+// allocations, the spans and ops (only the open spans with
+// Options.SkipNodeMetrics) and the timeline points kept, plus 8 to 24 bytes
+// per freed tensor id: a 64-bit hash of it, to tell a double free from a
+// free of pre-existing memory. Two distinct ids of a trace share a hash with
+// a probability of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of
+// pre-existing memory would then count as a double free.
+//
+// Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1.
 //
 // An Analyzer is not safe for concurrent use.
 type Analyzer struct {
