@@ -110,20 +110,35 @@ type deviceState struct {
 
 	hasPeak  bool
 	peak     point
-	lostPeak []liveAlloc // allocations live at the peak and freed since
+	lostPeak []MemoryEvent // alloc events of the allocations live at the peak and freed since
 	tl       timeline    // downsampled points, when MaxTimelinePoints > 0
 }
 
 // allocStore holds the live-allocation slots in fixed-size chunks, so that
-// growing it never copies the allocations already made.
+// growing it never copies the allocations already made and pointers into it
+// stay valid. Beside each slot it has room for a copy of the alloc event,
+// used when the caller's event may change after Add (see Analyzer.add).
 type allocStore struct {
 	chunks [][]liveAlloc
-	n      int // slots handed out
+	events [][]MemoryEvent // copies of alloc events, by slot; chunks made on first use
+	n      int             // slots handed out
 }
 
 const allocChunk = 4096
 
 func (s *allocStore) at(i int32) *liveAlloc { return &s.chunks[i/allocChunk][i%allocChunk] }
+
+// event returns the room for a copy of slot i's alloc event.
+func (s *allocStore) event(i int32) *MemoryEvent {
+	c := int(i / allocChunk)
+	for len(s.events) <= c {
+		s.events = append(s.events, nil)
+	}
+	if s.events[c] == nil {
+		s.events[c] = make([]MemoryEvent, allocChunk)
+	}
+	return &s.events[c][i%allocChunk]
+}
 
 func (s *allocStore) add(al liveAlloc) int32 {
 	if s.n%allocChunk == 0 {
@@ -136,7 +151,7 @@ func (s *allocStore) add(al liveAlloc) int32 {
 }
 
 type liveAlloc struct {
-	ev    MemoryEvent
+	ev    *MemoryEvent // the alloc event: the caller's own, or a copy in allocStore
 	hash  uint64 // hashID(ev.TensorID)
 	seq   uint64
 	dev   int32
@@ -392,8 +407,13 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 
 // Add replays one memory event. It returns an error wrapping ErrOutOfOrder
 // for an event stamped before the previous one, and leaves the Analyzer as
-// it was.
-func (a *Analyzer) Add(ev *MemoryEvent) error {
+// it was. The Analyzer copies the event (not its strings and shape), so the
+// caller may reuse *ev.
+func (a *Analyzer) Add(ev *MemoryEvent) error { return a.add(ev, false) }
+
+// add replays one memory event; with keep, ev stays unchanged while the
+// Analyzer lives (an event of a document) and is referred to, not copied.
+func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 	if a.err != nil {
 		return a.err
 	}
@@ -440,7 +460,12 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 			span = -1 // no subtree accounting
 		}
 		a.spanAdd(span, ev.Bytes)
-		slot := a.newSlot(liveAlloc{ev: *ev, hash: h, dev: dev, span: span, seq: a.seq, inUse: true, next: -1})
+		slot := a.newSlot(liveAlloc{ev: ev, hash: h, dev: dev, span: span, seq: a.seq, inUse: true, next: -1})
+		if !keep {
+			c := a.allocs.event(slot)
+			*c = *ev
+			a.allocs.at(slot).ev = c
+		}
 		if first, ok := a.tensors[h&liveKeyMask]; ok {
 			a.allocs.at(slot).next = first
 		}
@@ -499,7 +524,7 @@ func (a *Analyzer) release(slot int32) {
 	d.cats[al.ev.Category] = addSat64(d.cats[al.ev.Category], -b)
 	a.spanSub(al.span, al.ev.Bytes)
 	if d.hasPeak && al.seq <= d.peak.seq {
-		d.lostPeak = append(d.lostPeak, *al)
+		d.lostPeak = append(d.lostPeak, *al.ev)
 	}
 	a.unlink(slot, al)
 	a.freedNew = append(a.freedNew, al.hash)
@@ -724,7 +749,7 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	type key struct {
 		bytes uint64
 		id    string
-		al    *liveAlloc
+		ev    *MemoryEvent
 	}
 	atPeak := func(al *liveAlloc) bool { return al.inUse && al.dev == dev && al.seq <= d.peak.seq }
 	n := len(d.lostPeak)
@@ -736,12 +761,12 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	keys := make([]key, 0, n)
 	for i := range int32(a.allocs.n) {
 		if al := a.allocs.at(i); atPeak(al) {
-			keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al})
+			keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al.ev})
 		}
 	}
 	for i := range d.lostPeak {
-		al := &d.lostPeak[i]
-		keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al})
+		ev := &d.lostPeak[i]
+		keys = append(keys, key{ev.Bytes, ev.TensorID, ev})
 	}
 	slices.SortFunc(keys, func(x, y key) int {
 		if x.bytes != y.bytes {
@@ -751,29 +776,27 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	})
 	out := make([]LiveAllocation, 0, len(keys))
 	opNames := make(map[string]*string) // one pointer per op name
-	add := func(al *liveAlloc) {
+	for _, k := range keys {
+		ev := k.ev
 		la := LiveAllocation{
-			TensorID: al.ev.TensorID,
-			SpanID:   al.ev.SpanID,
-			Bytes:    al.ev.Bytes,
-			Shape:    al.ev.Shape,
-			DType:    al.ev.DType,
-			Device:   al.ev.Device,
-			Category: al.ev.Category,
+			TensorID: ev.TensorID,
+			SpanID:   ev.SpanID,
+			Bytes:    ev.Bytes,
+			Shape:    ev.Shape,
+			DType:    ev.DType,
+			Device:   ev.Device,
+			Category: ev.Category,
 		}
-		if al.ev.OpName != "" {
-			p := opNames[al.ev.OpName]
+		if ev.OpName != "" {
+			p := opNames[ev.OpName]
 			if p == nil {
 				p = new(string)
-				*p = al.ev.OpName
+				*p = ev.OpName
 				opNames[*p] = p
 			}
 			la.OpName = p
 		}
 		out = append(out, la)
-	}
-	for _, k := range keys {
-		add(k.al)
 	}
 	return out
 }

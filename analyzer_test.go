@@ -194,3 +194,25 @@ func TestSaturation(t *testing.T) {
 		t.Errorf("peak = %d wrapped around", p.Summary.PeakBytes)
 	}
 }
+
+// TestAddCopiesEvent: Add keeps a copy of the event, so a caller that
+// reuses its MemoryEvent (as a decoder does) does not change the profile.
+func TestAddCopiesEvent(t *testing.T) {
+	a := NewAnalyzer(Options{})
+	var ev MemoryEvent
+	for i, id := range []string{"a", "b", "c"} {
+		ev = MemoryEvent{TimestampNs: uint64(i), TensorID: id, SpanID: "s" + id, OpName: "op" + id, Device: "cuda:0", Bytes: uint64(100 * (i + 1))}
+		if err := a.Add(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev = MemoryEvent{TimestampNs: 9, TensorID: "zz", Device: "cpu", Bytes: 1, Action: ActionFree}
+	var got []string
+	for _, la := range a.Profile().PeakBreakdown {
+		got = append(got, la.TensorID+"/"+la.SpanID+"/"+*la.OpName+"/"+la.Device)
+	}
+	want := []string{"c/sc/opc/cuda:0", "b/sb/opb/cuda:0", "a/sa/opa/cuda:0"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("breakdown after the caller reused its event = %v, want %v", got, want)
+	}
+}

@@ -168,7 +168,7 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 	mem := doc.Memory
 	if slices.IsSortedFunc(mem, byTimestamp) {
 		for i := range mem {
-			if err := a.Add(&mem[i]); err != nil {
+			if err := a.add(&mem[i], true); err != nil {
 				return nil, fmt.Errorf("memory[%d]: %w", i, err)
 			}
 		}
@@ -180,7 +180,7 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 	}
 	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(mem[x].TimestampNs, mem[y].TimestampNs) })
 	for _, i := range order {
-		if err := a.Add(&mem[i]); err != nil {
+		if err := a.add(&mem[i], true); err != nil {
 			return nil, fmt.Errorf("memory[%d]: %w", i, err)
 		}
 	}
