@@ -111,7 +111,7 @@ type deviceState struct {
 	hasPeak  bool
 	peak     point
 	lostPeak []MemoryEvent // alloc events of the allocations live at the peak and freed since
-	tl       timeline    // downsampled points, when MaxTimelinePoints > 0
+	tl       timeline      // downsampled points, when MaxTimelinePoints > 0
 }
 
 // allocStore holds the live-allocation slots in fixed-size chunks, so that
@@ -152,7 +152,7 @@ func (s *allocStore) add(al liveAlloc) int32 {
 
 type liveAlloc struct {
 	ev    *MemoryEvent // the alloc event: the caller's own, or a copy in allocStore
-	hash  uint64 // hashID(ev.TensorID)
+	hash  uint64       // hashID(ev.TensorID)
 	seq   uint64
 	dev   int32
 	span  int32 // -1: no known span
