@@ -658,7 +658,7 @@ func (a *Analyzer) Profile() *MemoryProfile {
 		if !d.hasEvents {
 			continue
 		}
-		pb := d.withPool(d.peak.live, d.pool)
+		pb := withPool(d.peak.live, d.pool)
 		p.ByDevice = append(p.ByDevice, DeviceMemoryStats{
 			Device:          d.name,
 			CapacityBytes:   d.capacityBytes(),
@@ -679,7 +679,7 @@ func (a *Analyzer) Profile() *MemoryProfile {
 		p.Summary.PeakTimestampNs = d.peak.ts
 		p.Summary.PeakDevice = d.name
 		for c := range Category(NumCategories) {
-			if v := d.withPool(d.peak.cats[c], d.poolCats[c]); v > 0 {
+			if v := withPool(d.peak.cats[c], d.poolCats[c]); v > 0 {
 				p.Summary.PeakByCategory.Bytes[c] = v
 				p.Summary.PeakByCategory.Present = p.Summary.PeakByCategory.Present.With(c)
 			}
@@ -857,7 +857,6 @@ func (d *deviceState) capacityBytes() uint64 {
 	return d.usedFree
 }
 
-func (d *deviceState) withPool(rel int64, pool uint64) uint64 { return withPool(rel, pool) }
 
 // withPool returns rel + pool clamped to [0, MaxUint64].
 func withPool(rel int64, pool uint64) uint64 {
