@@ -857,7 +857,6 @@ func (d *deviceState) capacityBytes() uint64 {
 	return d.usedFree
 }
 
-
 // withPool returns rel + pool clamped to [0, MaxUint64].
 func withPool(rel int64, pool uint64) uint64 {
 	if rel >= 0 {
