@@ -62,7 +62,11 @@ type Analyzer struct {
 
 	devices  []deviceState
 	deviceID map[string]int32
-	points   []point // every point, in replay order, when MaxTimelinePoints is 0
+	// timeline holds every point in replay order when MaxTimelinePoints
+	// is 0, written in its final form but for what only the end of the
+	// trace tells (see finishTimeline).
+	timeline []TimelinePoint
+	final    bool // the next profile is the last: it takes the timeline over
 
 	// Caches of the spans and the device looked up last: events mostly
 	// name the few spans around the innermost open one, and one device.
@@ -107,6 +111,13 @@ type deviceState struct {
 	capacity   uint64 // largest capacity_bytes sample
 	hasCap     bool
 	usedFree   uint64 // largest used_bytes + free_bytes sample
+
+	// The points of Analyzer.timeline need fixing when the profile is
+	// built: they hold byte counts relative to the whole pool, which are
+	// final only while the pool is empty and no count is negative, and free
+	// bytes for the capacity known when they were written.
+	capChanged bool // the capacity changed after a point was written
+	negative   bool // a point was written with a negative byte count
 
 	hasPeak  bool
 	peak     point
@@ -229,7 +240,7 @@ func (a *Analyzer) reserve(events, spans, ops int) {
 		a.ops = slices.Grow(a.ops, ops)
 	}
 	if a.opts.MaxTimelinePoints == 0 {
-		a.points = slices.Grow(a.points, events)
+		a.timeline = slices.Grow(a.timeline, events)
 	}
 }
 
@@ -397,11 +408,15 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 		return a.err
 	}
 	d := &a.devices[a.device(s.Device)]
+	old := d.capacityBytes()
 	if s.CapacityBytes != nil {
 		d.capacity = max(d.capacity, *s.CapacityBytes)
 		d.hasCap = true
 	}
 	d.usedFree = max(d.usedFree, addSat(s.UsedBytes, s.FreeBytes))
+	if d.hasEvents && d.capacityBytes() != old {
+		d.capChanged = true
+	}
 	return nil
 }
 
@@ -499,20 +514,77 @@ func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 
 	d := &a.devices[dev]
 	d.hasEvents = true
-	p := point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen, dev: dev}
-	if !d.hasPeak || p.live > d.peak.live {
+	if !d.hasPeak || d.live > d.peak.live {
 		d.hasPeak = true
-		d.peak = p
+		d.peak = point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen, dev: dev}
 		clear(d.lostPeak)
 		d.lostPeak = d.lostPeak[:0]
 	}
 	if a.opts.MaxTimelinePoints == 0 {
-		a.points = append(a.points, p)
+		a.timeline = append(a.timeline, d.timelinePoint(ev.TimestampNs))
 	} else {
-		d.tl.add(p)
+		d.tl.add(point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen, dev: dev})
 	}
 	a.seq++
 	return nil
+}
+
+// timelinePoint returns the device's point at ts, with its byte counts
+// relative to the pool (kept as two's complement bits when negative) and
+// free bytes for the capacity known now; see finishTimeline.
+func (d *deviceState) timelinePoint(ts uint64) TimelinePoint {
+	tp := TimelinePoint{TimestampNs: ts, Device: d.name, LiveBytes: uint64(d.live), HeapBytes: uint64(d.live)}
+	if c := d.capacityBytes(); d.live >= 0 && c > uint64(d.live) {
+		tp.FreeBytes = c - uint64(d.live)
+	}
+	neg := d.live
+	for c, v := range d.cats {
+		tp.ByCategory.Bytes[c] = uint64(v)
+		neg |= v
+	}
+	tp.ByCategory.Present = d.seen
+	if neg < 0 {
+		d.negative = true
+	}
+	return tp
+}
+
+// finishTimeline brings points written by timelinePoint to their final
+// values: the device's whole pool added and free bytes for its final
+// capacity. Devices whose points are final already are left alone, so a
+// trace without pre-existing memory or late capacity costs no pass.
+func (a *Analyzer) finishTimeline(points []TimelinePoint) {
+	fix := make([]bool, len(a.devices))
+	any := false
+	for i := range a.devices {
+		d := &a.devices[i]
+		// poolSeen is not empty once a pre-existing free, even of 0 bytes, was seen.
+		fix[i] = d.poolSeen != 0 || d.capChanged || d.negative
+		any = any || fix[i]
+	}
+	if !any {
+		return
+	}
+	dev := 0
+	for i := range points {
+		tp := &points[i]
+		if a.devices[dev].name != tp.Device {
+			dev = int(a.deviceID[tp.Device])
+		}
+		if !fix[dev] {
+			continue
+		}
+		d := &a.devices[dev]
+		live := withPool(int64(tp.LiveBytes), d.pool)
+		tp.LiveBytes, tp.HeapBytes, tp.FreeBytes = live, live, 0
+		if c := d.capacityBytes(); c > live {
+			tp.FreeBytes = c - live
+		}
+		for c := range tp.ByCategory.Bytes {
+			tp.ByCategory.Bytes[c] = withPool(int64(tp.ByCategory.Bytes[c]), d.poolCats[c])
+		}
+		tp.ByCategory.Present |= d.poolSeen
+	}
 }
 
 // release frees the live allocation in slot.
@@ -645,11 +717,6 @@ func (a *Analyzer) Profile() *MemoryProfile {
 		ByDevice:      []DeviceMemoryStats{},
 		Anomalies:     a.anom,
 	}
-	n := len(a.points)
-	for i := range a.devices {
-		n += a.devices[i].tl.len()
-	}
-	p.Timeline = make([]TimelinePoint, 0, n)
 
 	peakDev := int32(-1)
 	var peakBytes uint64
@@ -699,8 +766,31 @@ func (a *Analyzer) Profile() *MemoryProfile {
 	return p
 }
 
-// mergeTimeline appends the points kept to p.Timeline in replay order.
+// lastProfile returns the profile, as Profile does, for an Analyzer that
+// is not used afterwards: the timeline is handed over, not copied.
+func (a *Analyzer) lastProfile() *MemoryProfile {
+	a.final = true
+	return a.Profile()
+}
+
+// mergeTimeline sets p.Timeline to the points kept, in replay order.
 func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
+	if a.opts.MaxTimelinePoints == 0 {
+		switch {
+		case len(a.timeline) == 0:
+		case a.final:
+			p.Timeline, a.timeline = a.timeline, nil
+		default:
+			p.Timeline = slices.Clone(a.timeline)
+		}
+		a.finishTimeline(p.Timeline)
+		return
+	}
+	n := 0
+	for i := range a.devices {
+		n += a.devices[i].tl.len()
+	}
+	p.Timeline = make([]TimelinePoint, 0, n)
 	capacity := make([]uint64, len(a.devices))
 	for i := range a.devices {
 		capacity[i] = a.devices[i].capacityBytes()
@@ -718,10 +808,7 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 		}
 		p.Timeline = append(p.Timeline, tp)
 	}
-	for i := range a.points {
-		emit(&a.points[i])
-	}
-	// Downsampled points: merge the devices' lists by replay order.
+	// Merge the devices' lists by replay order.
 	next := make([]int, len(a.devices))
 	for {
 		best := -1

@@ -4,6 +4,7 @@ package tracemem
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -214,5 +215,84 @@ func TestAddCopiesEvent(t *testing.T) {
 	want := []string{"c/sc/opc/cuda:0", "b/sb/opb/cuda:0", "a/sa/opa/cuda:0"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("breakdown after the caller reused its event = %v, want %v", got, want)
+	}
+}
+
+// TestTimelineFinish: points written during the replay are fixed at the end
+// when only the end tells their values. Each case triggers one reason alone;
+// the profile (mid-stream, final, and through Analyze) must match the
+// reference.
+func TestTimelineFinish(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		mem          []MemoryEvent
+	}{
+		{"pool-without-negative", "a pre-existing free smaller than what is live keeps every count ≥ 0; earlier points still need the pool",
+			[]MemoryEvent{
+				{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: 100, Category: CategoryActivation},
+				{TimestampNs: 2, TensorID: "p", Device: "d", Bytes: 50, Action: ActionFree, Category: CategoryActivation},
+			}},
+		{"zero-byte-pool", "a 0-byte pre-existing free adds no bytes but its category is present from the start",
+			[]MemoryEvent{
+				{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: 100, Category: CategoryParameter},
+				{TimestampNs: 2, TensorID: "p", Device: "d", Bytes: 0, Action: ActionFree, Category: CategoryActivation},
+			}},
+		{"two-devices-one-fixed", "only the device with a pool is fixed; the other keeps its points",
+			[]MemoryEvent{
+				{TimestampNs: 1, TensorID: "a", Device: "d0", Bytes: 10},
+				{TimestampNs: 2, TensorID: "b", Device: "d1", Bytes: 20},
+				{TimestampNs: 3, TensorID: "p", Device: "d1", Bytes: 5, Action: ActionFree},
+				{TimestampNs: 4, TensorID: "c", Device: "d0", Bytes: 30},
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := &TraceDocument{Memory: tc.mem}
+			want := refAnalyze(doc, Options{})
+			got, err := Analyze(doc, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s\nAnalyze differs from the reference (-want +got):\n%s", tc.reason, diff)
+			}
+			a := NewAnalyzer(Options{})
+			for i := range tc.mem {
+				if err := a.Add(&tc.mem[i]); err != nil {
+					t.Fatal(err)
+				}
+				mid := a.Profile()
+				if diff := cmp.Diff(refAnalyze(&TraceDocument{Memory: tc.mem[:i+1]}, Options{}), mid); diff != "" {
+					t.Errorf("%s\nprofile after %d events differs (-want +got):\n%s", tc.reason, i+1, diff)
+				}
+			}
+			if diff := cmp.Diff(want, a.lastProfile()); diff != "" {
+				t.Errorf("%s\nlast profile differs (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestTimelineNegativeAfterSaturation: a live count that saturated can
+// come back below zero with no pre-existing memory; those points must read
+// 0, not the two's complement bits they were written with. (The reference
+// does not saturate, so the values are spelled out.)
+func TestTimelineNegativeAfterSaturation(t *testing.T) {
+	top := uint64(math.MaxInt64)
+	mem := []MemoryEvent{
+		{TimestampNs: 1, TensorID: "x", Device: "d", Bytes: top},
+		{TimestampNs: 2, TensorID: "y", Device: "d", Bytes: 5},
+		{TimestampNs: 3, TensorID: "y", Device: "d", Bytes: 5, Action: ActionFree},
+		{TimestampNs: 4, TensorID: "x", Device: "d", Bytes: top, Action: ActionFree},
+	}
+	p := AnalyzeMemory(&TraceDocument{Memory: mem})
+	var live, other []uint64
+	for _, tp := range p.Timeline {
+		live = append(live, tp.LiveBytes)
+		other = append(other, tp.ByCategory.Get(CategoryOther))
+	}
+	want := []uint64{top, top, top - 5, 0}
+	if !cmp.Equal(live, want) || !cmp.Equal(other, want) {
+		t.Errorf("live %v, other %v; want both %v", live, other, want)
 	}
 }

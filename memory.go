@@ -143,7 +143,7 @@ func Analyze(doc *TraceDocument, opts Options) (*MemoryProfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.Profile(), nil
+	return a.lastProfile(), nil
 }
 
 // replayDocument feeds a whole document to a new Analyzer: spans parents

@@ -40,12 +40,12 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 		if a, err = replayDocument(doc, opts, !opts.SkipNodeMetrics); err != nil {
 			return nil, nil, err
 		}
-		return a.Profile(), a.NodeMetrics(nil), nil
+		return a.lastProfile(), a.NodeMetrics(nil), nil
 	}
 	if err := streamJSONL(a, newRecordDecoder(src)); err != nil {
 		return nil, nil, err
 	}
-	return a.Profile(), a.NodeMetrics(nil), nil
+	return a.lastProfile(), a.NodeMetrics(nil), nil
 }
 
 // streamJSONL feeds every record of dec to a.
