@@ -76,7 +76,7 @@ type Analyzer struct {
 
 	allocs    allocStore          // slots for live allocations
 	freeSlots []int32             // unused slots of allocs
-	tensors   map[uint64]int32    // hash of a live tensor id → its first slot (see lookup)
+	live      liveTable           // live tensor id → its slot
 	freed     map[uint64]struct{} // hashes of freed tensor ids (see wasFreed)
 	freedNew  []uint64            // hashes freed since freed was last brought up to date
 
@@ -125,52 +125,6 @@ type deviceState struct {
 	tl       timeline      // downsampled points, when MaxTimelinePoints > 0
 }
 
-// allocStore holds the live-allocation slots in fixed-size chunks, so that
-// growing it never copies the allocations already made and pointers into it
-// stay valid. Beside each slot it has room for a copy of the alloc event,
-// used when the caller's event may change after Add (see Analyzer.add).
-type allocStore struct {
-	chunks [][]liveAlloc
-	events [][]MemoryEvent // copies of alloc events, by slot; chunks made on first use
-	n      int             // slots handed out
-}
-
-const allocChunk = 4096
-
-func (s *allocStore) at(i int32) *liveAlloc { return &s.chunks[i/allocChunk][i%allocChunk] }
-
-// event returns the room for a copy of slot i's alloc event.
-func (s *allocStore) event(i int32) *MemoryEvent {
-	c := int(i / allocChunk)
-	for len(s.events) <= c {
-		s.events = append(s.events, nil)
-	}
-	if s.events[c] == nil {
-		s.events[c] = make([]MemoryEvent, allocChunk)
-	}
-	return &s.events[c][i%allocChunk]
-}
-
-func (s *allocStore) add(al liveAlloc) int32 {
-	if s.n%allocChunk == 0 {
-		s.chunks = append(s.chunks, make([]liveAlloc, allocChunk))
-	}
-	i := s.n
-	s.chunks[i/allocChunk][i%allocChunk] = al
-	s.n++
-	return int32(i)
-}
-
-type liveAlloc struct {
-	ev    *MemoryEvent // the alloc event: the caller's own, or a copy in allocStore
-	hash  uint64       // hashID(ev.TensorID)
-	seq   uint64
-	dev   int32
-	span  int32 // -1: no known span
-	next  int32 // next live slot whose id has the same hash, -1 for none
-	inUse bool
-}
-
 type spanCacheEntry struct {
 	id  string
 	idx int32 // span index + 1; 0 for an empty entry
@@ -209,7 +163,6 @@ func NewAnalyzer(opts Options) *Analyzer {
 		lastDev:  -1,
 		opts:     opts,
 		deviceID: make(map[string]int32),
-		tensors:  make(map[uint64]int32),
 		freed:    make(map[uint64]struct{}),
 		spanID:   make(map[string]int32),
 		opCount:  make(map[string]int32),
@@ -227,9 +180,9 @@ func (o Options) check() error {
 }
 
 // reserve pre-sizes the Analyzer's tables for a trace of the given size.
-// The live-tensor map is left to grow: sized for the events, it would
-// spread the few live tensors of a typical trace over many cache lines
-// (measured: twice the time of the whole replay).
+// The live table is not sized here: sized for the events, it would spread
+// the few live tensors of a typical trace over many cache lines (measured:
+// twice the time of the whole replay); see replayDocument.
 func (a *Analyzer) reserve(events, spans, ops int) {
 	a.freedNew = slices.Grow(a.freedNew, events/2)
 	if a.nodes {
@@ -475,16 +428,13 @@ func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 			span = -1 // no subtree accounting
 		}
 		a.spanAdd(span, ev.Bytes)
-		slot := a.newSlot(liveAlloc{ev: ev, hash: h, dev: dev, span: span, seq: a.seq, inUse: true, next: -1})
+		slot := a.newSlot(liveAlloc{ev: ev, hash: h, dev: dev, span: span, seq: a.seq})
 		if !keep {
 			c := a.allocs.event(slot)
 			*c = *ev
 			a.allocs.at(slot).ev = c
 		}
-		if first, ok := a.tensors[h&liveKeyMask]; ok {
-			a.allocs.at(slot).next = first
-		}
-		a.tensors[h&liveKeyMask] = slot
+		a.live.insert(slot, h)
 	} else {
 		a.summary.FreeCount++
 		h := hashID(ev.TensorID)
@@ -598,7 +548,7 @@ func (a *Analyzer) release(slot int32) {
 	if d.hasPeak && al.seq <= d.peak.seq {
 		d.lostPeak = append(d.lostPeak, *al.ev)
 	}
-	a.unlink(slot, al)
+	a.live.remove(slot, al.hash)
 	a.freedNew = append(a.freedNew, al.hash)
 	*al = liveAlloc{}
 	a.freeSlots = append(a.freeSlots, slot)
@@ -668,41 +618,8 @@ func (a *Analyzer) liveBytes(id string) uint64 {
 }
 
 // lookup returns the slot of the live allocation of tensor id, whose hash
-// is h, or -1. The live map is keyed by the 64-bit hash (cheap to hash and
-// to grow); ids that share a hash are chained through liveAlloc.next and
-// told apart by comparing them.
-func (a *Analyzer) lookup(id string, h uint64) int32 {
-	slot, ok := a.tensors[h&liveKeyMask]
-	if !ok {
-		return -1
-	}
-	for ; slot >= 0; slot = a.allocs.at(slot).next {
-		if a.allocs.at(slot).ev.TensorID == id {
-			return slot
-		}
-	}
-	return -1
-}
-
-// unlink removes the live allocation al, in slot, from the live map.
-func (a *Analyzer) unlink(slot int32, al *liveAlloc) {
-	key := al.hash & liveKeyMask
-	first := a.tensors[key]
-	if first == slot {
-		if al.next >= 0 {
-			a.tensors[key] = al.next
-		} else {
-			delete(a.tensors, key)
-		}
-		return
-	}
-	for prev := a.allocs.at(first); ; prev = a.allocs.at(prev.next) {
-		if prev.next == slot {
-			prev.next = al.next
-			return
-		}
-	}
-}
+// is h, or -1.
+func (a *Analyzer) lookup(id string, h uint64) int32 { return a.live.find(&a.allocs, id, h) }
 
 // Profile returns the memory profile of what was replayed so far. It may be
 // called at any time; the Analyzer goes on afterwards. It costs time in
@@ -838,7 +755,7 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 		id    string
 		ev    *MemoryEvent
 	}
-	atPeak := func(al *liveAlloc) bool { return al.inUse && al.dev == dev && al.seq <= d.peak.seq }
+	atPeak := func(al *liveAlloc) bool { return al.ev != nil && al.dev == dev && al.seq <= d.peak.seq }
 	n := len(d.lostPeak)
 	for i := range int32(a.allocs.n) {
 		if atPeak(a.allocs.at(i)) {
@@ -970,20 +887,6 @@ func addSat64(a, b int64) int64 {
 		return math.MinInt64 + 1
 	}
 	return s
-}
-
-// liveKeyMask selects the bits of an id's hash that key the live map; tests
-// clear bits to make ids share keys and exercise the chains.
-var liveKeyMask = ^uint64(0)
-
-// hashID is FNV-1a, 64 bits: deterministic across runs and processes.
-func hashID(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
 }
 
 type spanEnd struct {

@@ -158,8 +158,8 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 	}
 	a.nodes, a.forget = nodes, false
 	a.reserve(len(doc.Memory), len(doc.Spans), len(doc.Ops))
-	// Size the live map for the most allocations live at once, as far as a
-	// count of allocs minus frees tells: growing a map of a million live
+	// Size the live table for the most allocations live at once, as far as
+	// a count of allocs minus frees tells: growing a table of a million live
 	// tensors rehashes them again and again.
 	live, most := 0, 0
 	for i := range doc.Memory {
@@ -170,7 +170,7 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 			live--
 		}
 	}
-	a.tensors = make(map[uint64]int32, most)
+	a.live.reserve(most)
 	a.addSpans(doc.Spans)
 	for i := range doc.Ops {
 		_ = a.AddOp(&doc.Ops[i])

@@ -37,9 +37,9 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 	}
 }
 
-// TestLiveChains: with the live map keyed by two bits of the hash, most
-// live tensor ids share a key; the chains must keep them apart.
-func TestLiveChains(t *testing.T) {
+// TestLiveSharedKeys: with the live table keyed by two bits of the hash,
+// most live tensor ids share a key; probes must keep them apart.
+func TestLiveSharedKeys(t *testing.T) {
 	defer func(m uint64) { liveKeyMask = m }(liveKeyMask)
 	liveKeyMask = 3
 	for seed := range 400 {
