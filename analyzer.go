@@ -43,7 +43,8 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // allocations, the spans and ops (only the open spans with
 // Options.SkipNodeMetrics) and the timeline points kept, plus 8 to 24 bytes
 // per freed tensor id: a 64-bit hash of it, to tell a double free from a
-// free of pre-existing memory. Two distinct ids of a trace share a hash with
+// free of pre-existing memory. (Analyze, which can read a document again,
+// keeps them only from the first free of a tensor that is not live.) Two distinct ids of a trace share a hash with
 // a probability of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of
 // pre-existing memory would then count as a double free.
 //
@@ -79,6 +80,10 @@ type Analyzer struct {
 	live      liveTable           // live tensor id → its slot
 	freed     map[uint64]struct{} // hashes of freed tensor ids (see wasFreed)
 	freedNew  []uint64            // hashes freed since freed was last brought up to date
+	// pastFrees, when set, lists the hashes of the ids freed so far (a
+	// document can be read again), and frees log nothing until wasFreed
+	// first needs them.
+	pastFrees func() []uint64
 
 	spans     []spanState
 	spanID    map[string]int32
@@ -184,7 +189,6 @@ func (o Options) check() error {
 // the few live tensors of a typical trace over many cache lines (measured:
 // twice the time of the whole replay); see replayDocument.
 func (a *Analyzer) reserve(events, spans, ops int) {
-	a.freedNew = slices.Grow(a.freedNew, events/2)
 	if a.nodes {
 		a.spanID = make(map[string]int32, spans)
 		a.spans = slices.Grow(a.spans, spans)
@@ -240,9 +244,14 @@ func (a *Analyzer) stepOfEvent(ev *MemoryEvent, span int32) Step {
 }
 
 // wasFreed reports whether a tensor id of hash h was freed before. Frees
-// only append their hash to a list; the set is brought up to date when
-// asked, which a trace without unmatched or double frees never does.
+// only append their hash to a list (see logFree); the set is brought up to
+// date when asked, which a trace without unmatched or double frees never
+// does.
 func (a *Analyzer) wasFreed(h uint64) bool {
+	if a.pastFrees != nil {
+		a.freedNew = a.pastFrees()
+		a.pastFrees = nil
+	}
 	for _, f := range a.freedNew {
 		a.freed[f] = struct{}{}
 	}
@@ -450,7 +459,7 @@ func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 		} else {
 			// Pre-existing: live from the start of the trace until now.
 			a.anom.UnmatchedFrees++
-			a.freedNew = append(a.freedNew, h)
+			a.logFree(h)
 			a.summary.PreexistingBytes = addSat(a.summary.PreexistingBytes, ev.Bytes)
 			d := &a.devices[dev]
 			d.pool = addSat(d.pool, ev.Bytes)
@@ -537,6 +546,13 @@ func (a *Analyzer) finishTimeline(points []TimelinePoint) {
 	}
 }
 
+// logFree notes that a tensor id of hash h was freed.
+func (a *Analyzer) logFree(h uint64) {
+	if a.pastFrees == nil {
+		a.freedNew = append(a.freedNew, h)
+	}
+}
+
 // release frees the live allocation in slot.
 func (a *Analyzer) release(slot int32) {
 	al := a.allocs.at(slot)
@@ -549,7 +565,7 @@ func (a *Analyzer) release(slot int32) {
 		d.lostPeak = append(d.lostPeak, *al.ev)
 	}
 	a.live.remove(slot, al.hash)
-	a.freedNew = append(a.freedNew, al.hash)
+	a.logFree(al.hash)
 	*al = liveAlloc{}
 	a.freeSlots = append(a.freeSlots, slot)
 }

@@ -179,20 +179,34 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 		_ = a.AddDeviceMemory(&doc.DeviceMemory[i])
 	}
 	mem := doc.Memory
-	if slices.IsSortedFunc(mem, byTimestamp) {
-		for i := range mem {
-			if err := a.add(&mem[i], true); err != nil {
-				return nil, fmt.Errorf("memory[%d]: %w", i, err)
+	var order []int32 // replay order, when it is not mem's own
+	if !slices.IsSortedFunc(mem, byTimestamp) {
+		order = make([]int32, len(mem))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(mem[x].TimestampNs, mem[y].TimestampNs) })
+	}
+	at := func(k int) int {
+		if order == nil {
+			return k
+		}
+		return int(order[k])
+	}
+	k := 0
+	// Only a free of an id not live asks whether the id was freed before,
+	// and the frees replayed so far can tell: none is logged until then.
+	a.pastFrees = func() []uint64 {
+		var hs []uint64
+		for j := range k {
+			if ev := &mem[at(j)]; ev.Action == ActionFree {
+				hs = append(hs, hashID(ev.TensorID))
 			}
 		}
-		return a, nil
+		return hs
 	}
-	order := make([]int32, len(mem))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(mem[x].TimestampNs, mem[y].TimestampNs) })
-	for _, i := range order {
+	for ; k < len(mem); k++ {
+		i := at(k)
 		if err := a.add(&mem[i], true); err != nil {
 			return nil, fmt.Errorf("memory[%d]: %w", i, err)
 		}
