@@ -386,11 +386,12 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 // for an event stamped before the previous one, and leaves the Analyzer as
 // it was. The Analyzer copies the event (not its strings and shape), so the
 // caller may reuse *ev.
-func (a *Analyzer) Add(ev *MemoryEvent) error { return a.add(ev, false) }
+func (a *Analyzer) Add(ev *MemoryEvent) error { return a.add(ev, hashID(ev.TensorID), false) }
 
-// add replays one memory event; with keep, ev stays unchanged while the
-// Analyzer lives (an event of a document) and is referred to, not copied.
-func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
+// add replays one memory event, whose tensor id has hash h; with keep, ev
+// stays unchanged while the Analyzer lives (an event of a document) and is
+// referred to, not copied.
+func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 	if a.err != nil {
 		return a.err
 	}
@@ -423,10 +424,9 @@ func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 	if ev.Action == ActionAlloc {
 		a.summary.AllocCount++
 		a.summary.TotalAllocBytes = addSat(a.summary.TotalAllocBytes, ev.Bytes)
-		h := hashID(ev.TensorID)
 		if slot := a.lookup(ev.TensorID, h); slot >= 0 {
 			a.anom.DuplicateAllocs++
-			a.release(slot)
+			a.release(slot, h)
 		}
 		d := &a.devices[dev]
 		d.allocCount++
@@ -437,7 +437,7 @@ func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 			span = -1 // no subtree accounting
 		}
 		a.spanAdd(span, ev.Bytes)
-		slot := a.newSlot(liveAlloc{ev: ev, hash: h, dev: dev, span: span, seq: a.seq})
+		slot := a.newSlot(liveAlloc{ev: ev, dev: dev, span: span, seq: a.seq})
 		if !keep {
 			c := a.allocs.event(slot)
 			*c = *ev
@@ -446,14 +446,13 @@ func (a *Analyzer) add(ev *MemoryEvent, keep bool) error {
 		a.live.insert(slot, h)
 	} else {
 		a.summary.FreeCount++
-		h := hashID(ev.TensorID)
 		if slot := a.lookup(ev.TensorID, h); slot >= 0 {
 			al := a.allocs.at(slot)
 			dev = al.dev // the bytes return to the device they live on
 			if al.ev.Bytes != ev.Bytes {
 				a.anom.SizeMismatches++
 			}
-			a.release(slot)
+			a.release(slot, h)
 		} else if a.wasFreed(h) {
 			a.anom.DoubleFrees++
 		} else {
@@ -553,8 +552,8 @@ func (a *Analyzer) logFree(h uint64) {
 	}
 }
 
-// release frees the live allocation in slot.
-func (a *Analyzer) release(slot int32) {
+// release frees the live allocation in slot, of a tensor id of hash h.
+func (a *Analyzer) release(slot int32, h uint64) {
 	al := a.allocs.at(slot)
 	d := &a.devices[al.dev]
 	b := toInt64(al.ev.Bytes)
@@ -564,8 +563,8 @@ func (a *Analyzer) release(slot int32) {
 	if d.hasPeak && al.seq <= d.peak.seq {
 		d.lostPeak = append(d.lostPeak, *al.ev)
 	}
-	a.live.remove(slot, al.hash)
-	a.logFree(al.hash)
+	a.live.remove(slot, h)
+	a.logFree(h)
 	*al = liveAlloc{}
 	a.freeSlots = append(a.freeSlots, slot)
 }
@@ -765,10 +764,10 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 // still live that were made by then, and those freed since.
 func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	d := &a.devices[dev]
-	// Sort compact keys, then build the list in order.
+	// Sort compact keys, then build the list in order. Ids are compared
+	// only between allocations of one size.
 	type key struct {
 		bytes uint64
-		id    string
 		ev    *MemoryEvent
 	}
 	atPeak := func(al *liveAlloc) bool { return al.ev != nil && al.dev == dev && al.seq <= d.peak.seq }
@@ -781,18 +780,18 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	keys := make([]key, 0, n)
 	for i := range int32(a.allocs.n) {
 		if al := a.allocs.at(i); atPeak(al) {
-			keys = append(keys, key{al.ev.Bytes, al.ev.TensorID, al.ev})
+			keys = append(keys, key{al.ev.Bytes, al.ev})
 		}
 	}
 	for i := range d.lostPeak {
 		ev := &d.lostPeak[i]
-		keys = append(keys, key{ev.Bytes, ev.TensorID, ev})
+		keys = append(keys, key{ev.Bytes, ev})
 	}
 	slices.SortFunc(keys, func(x, y key) int {
 		if x.bytes != y.bytes {
 			return cmp.Compare(y.bytes, x.bytes)
 		}
-		return strings.Compare(x.id, y.id)
+		return strings.Compare(x.ev.TensorID, y.ev.TensorID)
 	})
 	out := make([]LiveAllocation, 0, len(keys))
 	opNames := make(map[string]*string) // one pointer per op name

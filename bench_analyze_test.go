@@ -173,3 +173,23 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplay: the replay alone (no profile built), on the traces of
+// BenchmarkAnalyze and BenchmarkAnalyzeSteadyGrowth, one point per event.
+// It separates the cost per event from the cost of the answer: a peak
+// breakdown of every allocation is part of the steady-growth answer.
+func BenchmarkReplay(b *testing.B) {
+	n := benchSizes()[0]
+	for _, steady := range []bool{false, true} {
+		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, Spans: n / 4, SteadyGrowth: steady})
+		b.Run(fmt.Sprintf("events=%d/steady=%t", n, steady), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := replayDocument(doc, Options{}, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerEvent(b, n)
+		})
+	}
+}

@@ -2,7 +2,12 @@
 
 package tracemem
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/tracemem/tracemem/internal/prefetch"
+)
 
 // allocStore holds the live-allocation slots in fixed-size chunks, so that
 // growing it never copies the allocations already made and pointers into it
@@ -43,7 +48,6 @@ func (s *allocStore) add(al liveAlloc) int32 {
 // liveAlloc is a live allocation; a slot not in use has a nil ev.
 type liveAlloc struct {
 	ev   *MemoryEvent // the alloc event: the caller's own, or a copy in allocStore
-	hash uint64       // hashID(ev.TensorID)
 	seq  uint64       // replay index of the alloc event
 	dev  int32
 	span int32 // -1: no known span
@@ -96,6 +100,14 @@ func (t *liveTable) resize(size int) {
 // whose hashes differ only in their high bits still spread.
 func (t *liveTable) home(key uint32) int {
 	return int(uint64(key) * 0x9E3779B97F4A7C15 >> t.shift)
+}
+
+// touch starts fetching the cell where a lookup of hash h starts, so that
+// it is in the cache when the lookup comes (see replayDocument).
+func (t *liveTable) touch(h uint64) {
+	if len(t.cells) > 0 {
+		prefetch.Line(unsafe.Pointer(&t.cells[t.home(tableKey(h))]))
+	}
 }
 
 func tableKey(h uint64) uint32 { return uint32(h & liveKeyMask) }

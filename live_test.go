@@ -35,7 +35,7 @@ func TestLiveTableMatchesMap(t *testing.T) {
 						tab.remove(slot, h)
 						delete(ref, ev.TensorID)
 					case !live:
-						slot = store.add(liveAlloc{ev: ev, hash: h})
+						slot = store.add(liveAlloc{ev: ev})
 						tab.insert(slot, h)
 						ref[ev.TensorID] = slot
 					}
