@@ -4,6 +4,7 @@ package tracemem
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -764,12 +765,6 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 // still live that were made by then, and those freed since.
 func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	d := &a.devices[dev]
-	// Sort compact keys, then build the list in order. Ids are compared
-	// only between allocations of one size.
-	type key struct {
-		bytes uint64
-		ev    *MemoryEvent
-	}
 	atPeak := func(al *liveAlloc) bool { return al.ev != nil && al.dev == dev && al.seq <= d.peak.seq }
 	n := len(d.lostPeak)
 	for i := range int32(a.allocs.n) {
@@ -777,47 +772,64 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 			n++
 		}
 	}
-	keys := make([]key, 0, n)
+	keys := make([]breakdownKey, 0, n)
 	for i := range int32(a.allocs.n) {
 		if al := a.allocs.at(i); atPeak(al) {
-			keys = append(keys, key{al.ev.Bytes, al.ev})
+			keys = append(keys, newBreakdownKey(al.ev))
 		}
 	}
 	for i := range d.lostPeak {
-		ev := &d.lostPeak[i]
-		keys = append(keys, key{ev.Bytes, ev})
+		keys = append(keys, newBreakdownKey(&d.lostPeak[i]))
 	}
-	slices.SortFunc(keys, func(x, y key) int {
-		if x.bytes != y.bytes {
-			return cmp.Compare(y.bytes, x.bytes)
-		}
-		return strings.Compare(x.ev.TensorID, y.ev.TensorID)
-	})
-	out := make([]LiveAllocation, 0, len(keys))
+	slices.SortFunc(keys, compareBreakdownKeys)
+
+	out := make([]LiveAllocation, len(keys))
 	opNames := make(map[string]*string) // one pointer per op name
-	for _, k := range keys {
-		ev := k.ev
-		la := LiveAllocation{
-			TensorID: ev.TensorID,
-			SpanID:   ev.SpanID,
-			Bytes:    ev.Bytes,
-			Shape:    ev.Shape,
-			DType:    ev.DType,
-			Device:   ev.Device,
-			Category: ev.Category,
+	var last *string
+	for i, k := range keys {
+		ev, la := k.ev, &out[i]
+		la.TensorID, la.SpanID, la.Bytes, la.Shape = ev.TensorID, ev.SpanID, ev.Bytes, ev.Shape
+		la.DType, la.Device, la.Category = ev.DType, ev.Device, ev.Category
+		if ev.OpName == "" {
+			continue
 		}
-		if ev.OpName != "" {
-			p := opNames[ev.OpName]
-			if p == nil {
-				p = new(string)
-				*p = ev.OpName
-				opNames[*p] = p
+		if last == nil || *last != ev.OpName {
+			if last = opNames[ev.OpName]; last == nil {
+				last = new(string)
+				*last = ev.OpName
+				opNames[*last] = last
 			}
-			la.OpName = p
 		}
-		out = append(out, la)
+		la.OpName = last
 	}
 	return out
+}
+
+// breakdownKey orders the peak breakdown: bytes descending, then tensor id
+// ascending. The id's first eight bytes are kept in the key, so that most
+// comparisons read neither the event nor the id.
+type breakdownKey struct {
+	bytes  uint64
+	prefix uint64 // the id's first 8 bytes, big-endian, zero-padded
+	ev     *MemoryEvent
+}
+
+func newBreakdownKey(ev *MemoryEvent) breakdownKey {
+	var b [8]byte
+	copy(b[:], ev.TensorID)
+	return breakdownKey{bytes: ev.Bytes, prefix: binary.BigEndian.Uint64(b[:]), ev: ev}
+}
+
+func compareBreakdownKeys(x, y breakdownKey) int {
+	if x.bytes != y.bytes {
+		return cmp.Compare(y.bytes, x.bytes)
+	}
+	if x.prefix != y.prefix {
+		// Zero padding keeps byte order: a shorter id that the other one
+		// does not extend differs from it within the first 8 bytes.
+		return cmp.Compare(x.prefix, y.prefix)
+	}
+	return strings.Compare(x.ev.TensorID, y.ev.TensorID)
 }
 
 // NodeMetrics returns the memory of every span and op added so far, keyed by
