@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,8 +30,9 @@ type goldenView struct {
 }
 
 // viewOf renders a profile and node metrics as a golden view. Categories
-// are listed when non-zero, as the examples list them.
-func viewOf(t *testing.T, p *MemoryProfile, nodes map[string]NodeMetrics) []byte {
+// are listed when non-zero, as the examples list them; with zeros, a
+// timeline point lists every category it holds, those at 0 included.
+func viewOf(t *testing.T, p *MemoryProfile, nodes map[string]NodeMetrics, zeros bool) []byte {
 	t.Helper()
 	nonZero := func(c CategoryBytes) map[string]uint64 {
 		m := map[string]uint64{}
@@ -40,6 +42,16 @@ func viewOf(t *testing.T, p *MemoryProfile, nodes map[string]NodeMetrics) []byte
 			}
 		}
 		return m
+	}
+	byCategory := nonZero
+	if zeros {
+		byCategory = func(c CategoryBytes) map[string]uint64 {
+			m := map[string]uint64{}
+			for cat, v := range c.All() {
+				m[cat.String()] = v
+			}
+			return m
+		}
 	}
 	v := goldenView{
 		Summary: map[string]any{
@@ -65,13 +77,23 @@ func viewOf(t *testing.T, p *MemoryProfile, nodes map[string]NodeMetrics) []byte
 			"device":       pt.Device,
 			"live_bytes":   pt.LiveBytes,
 			"free_bytes":   pt.FreeBytes,
-			"by_category":  nonZero(pt.ByCategory),
+			"by_category":  byCategory(pt.ByCategory),
 		})
 	}
 	for _, a := range p.PeakBreakdown {
 		v.Breakdown = append(v.Breakdown, a.TensorID)
 	}
-	out, err := json.MarshalIndent(v, "", " ")
+	// Through a map, so that keys come sorted, as in the files.
+	out, err := json.Marshal(v)
+	var m map[string]any
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.UseNumber() // exact, however big
+		err = dec.Decode(&m)
+	}
+	if err == nil {
+		out, err = json.MarshalIndent(m, "", " ")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +133,8 @@ func TestGoldenMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkInvariants(t, doc, p)
-			got := viewOf(t, p, NodeMemoryMetrics(doc, nil))
+			// The cases of testdata/memory show categories kept at 0 (rule 7).
+			got := viewOf(t, p, NodeMemoryMetrics(doc, nil), strings.HasPrefix(file, filepath.Join("testdata", "memory")))
 
 			// The streaming path must say the same, or fail as the case says.
 			sp, snodes, err := AnalyzeStream(bytes.NewReader(trace), opts)
@@ -131,11 +154,12 @@ func TestGoldenMemory(t *testing.T) {
 			}
 
 			if *update {
-				for i := range archive {
-					if archive[i].Name == "want.json" {
-						archive[i].Data = append(got, '\n')
-					}
+				i := slices.IndexFunc(archive, func(f txtarFile) bool { return f.Name == "want.json" })
+				if i < 0 { // a new case
+					archive = append(archive, txtarFile{Name: "want.json"})
+					i = len(archive) - 1
 				}
+				archive[i].Data = append(got, '\n')
 				if err := os.WriteFile(file, formatTxtar(comment, archive), 0o644); err != nil {
 					t.Fatal(err)
 				}
