@@ -45,9 +45,10 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // Options.SkipNodeMetrics) and the timeline points kept, plus 8 to 24 bytes
 // per freed tensor id: a 64-bit hash of it, to tell a double free from a
 // free of pre-existing memory. (Analyze, which can read a document again,
-// keeps them only from the first free of a tensor that is not live.) Two distinct ids of a trace share a hash with
-// a probability of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of
-// pre-existing memory would then count as a double free.
+// keeps them only from the first free of a tensor that is not live.) Two
+// distinct ids of a trace share a hash with a probability of about n²/2⁶⁵
+// for n freed ids (10⁻⁶ for 5M); a free of pre-existing memory would then
+// count as a double free.
 //
 // Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1.
 //
@@ -514,14 +515,14 @@ func (d *deviceState) timelinePoint(ts uint64) TimelinePoint {
 // trace without pre-existing memory or late capacity costs no pass.
 func (a *Analyzer) finishTimeline(points []TimelinePoint) {
 	fix := make([]bool, len(a.devices))
-	any := false
+	needed := false
 	for i := range a.devices {
 		d := &a.devices[i]
 		// poolSeen is not empty once a pre-existing free, even of 0 bytes, was seen.
 		fix[i] = d.poolSeen != 0 || d.capChanged || d.negative
-		any = any || fix[i]
+		needed = needed || fix[i]
 	}
-	if !any {
+	if !needed {
 		return
 	}
 	dev := 0
