@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/tracemem/tracemem/internal/gen"
@@ -88,23 +89,56 @@ func BenchmarkAnalyze(b *testing.B) {
 // trace has the same number of spans per event. Nothing is done per peak,
 // but a million tensors stay live, and the answer's peak breakdown lists
 // the half of them on the peak device (see BenchmarkReplay for the replay
-// alone).
+// alone). The control, peak=first, is the same trace after a balloon
+// allocated and freed first on each device, bigger than all the rest: the
+// same replay, one peak per device, a breakdown of one entry. The
+// difference between the two is what the peaks and their breakdown cost.
 func BenchmarkAnalyzeSteadyGrowth(b *testing.B) {
 	for _, n := range benchSizes()[:1] {
 		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, Spans: n / 4, SteadyGrowth: true})
-		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			var p *MemoryProfile
-			for b.Loop() {
-				var err error
-				if p, err = Analyze(doc, Options{}); err != nil {
-					b.Fatal(err)
+		control := withBalloons(doc)
+		for _, c := range []struct {
+			name string
+			doc  *TraceDocument
+		}{{"every-alloc", doc}, {"first", control}} {
+			b.Run(fmt.Sprintf("events=%d/peak=%s", n, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				var p *MemoryProfile
+				for b.Loop() {
+					var err error
+					if p, err = Analyze(c.doc, Options{}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			reportPerEvent(b, n)
-			b.ReportMetric(float64(len(p.PeakBreakdown)), "breakdown")
-		})
+				reportPerEvent(b, n)
+				b.ReportMetric(float64(len(p.PeakBreakdown)), "breakdown")
+			})
+		}
 	}
+}
+
+// withBalloons returns doc with, on each device, an alloc and a free of a
+// tensor bigger than all of doc's allocations put first.
+func withBalloons(doc *TraceDocument) *TraceDocument {
+	var total uint64
+	var devices []string
+	for i := range doc.Memory {
+		ev := &doc.Memory[i]
+		total += ev.Bytes
+		if !slices.Contains(devices, ev.Device) {
+			devices = append(devices, ev.Device)
+		}
+	}
+	var mem []MemoryEvent
+	for i, d := range devices {
+		id := fmt.Sprintf("balloon%d", i)
+		mem = append(mem,
+			MemoryEvent{TensorID: id, Device: d, Bytes: total + 1, Action: ActionAlloc},
+			MemoryEvent{TensorID: id, Device: d, Bytes: total + 1, Action: ActionFree})
+	}
+	c := *doc
+	c.Memory = append(mem, doc.Memory...)
+	return &c
 }
 
 // BenchmarkNodeMemoryMetrics: node metrics of a trace with 1M memory events
