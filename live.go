@@ -102,9 +102,9 @@ func (t *liveTable) home(key uint32) int {
 	return int(uint64(key) * 0x9E3779B97F4A7C15 >> t.shift)
 }
 
-// touch starts fetching the cell where a lookup of hash h starts, so that
+// prefetch starts fetching the cell where a lookup of hash h starts, so that
 // it is in the cache when the lookup comes (see replayDocument).
-func (t *liveTable) touch(h uint64) {
+func (t *liveTable) prefetch(h uint64) {
 	if len(t.cells) > 0 {
 		prefetch.Line(unsafe.Pointer(&t.cells[t.home(tableKey(h))]))
 	}

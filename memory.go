@@ -213,12 +213,12 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 	var hashes [2 * ahead]uint64
 	for j := range min(ahead, len(mem)) {
 		hashes[j] = hashID(mem[at(j)].TensorID)
-		a.live.touch(hashes[j])
+		a.live.prefetch(hashes[j])
 	}
 	for ; k < len(mem); k++ {
 		if j := k + ahead; j < len(mem) {
 			hashes[j%len(hashes)] = hashID(mem[at(j)].TensorID)
-			a.live.touch(hashes[j%len(hashes)])
+			a.live.prefetch(hashes[j%len(hashes)])
 		}
 		i := at(k)
 		if err := a.add(&mem[i], hashes[k%len(hashes)], true); err != nil {
