@@ -70,32 +70,11 @@ func checkSameAnswers(t *testing.T, name string, trace []byte, opts Options, nes
 		}
 	}
 
+	// The same records through the Analyzer's public Profile, which copies
+	// the timeline instead of taking it over.
 	a := NewAnalyzer(opts)
-	dec := newRecordDecoder(bytes.NewReader(trace))
-	for {
-		kind, err := dec.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch kind {
-		case recSpanStart:
-			err = a.AddSpan(&dec.span)
-		case recSpanEnd:
-			err = a.EndSpan(dec.spanEnd.ID, dec.spanEnd.DurationNs)
-		case recOp:
-			err = a.AddOp(&dec.op)
-		case recDeviceMemory:
-			err = a.AddDeviceMemory(&dec.devMem)
-		case recMemory:
-			ev := dec.mem // the Analyzer may keep a copy; the decoder reuses its record
-			err = a.Add(&ev)
-		}
-		if err != nil {
-			t.Fatalf("%s: line %d: %v", name, dec.line, err)
-		}
+	if err := streamJSONL(a, newRecordDecoder(bytes.NewReader(trace))); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	if diff := cmp.Diff(want, a.Profile()); diff != "" {
 		t.Fatalf("%s: Analyzer profile differs (-Analyze +Analyzer):\n%s", name, diff)
