@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"testing"
 
@@ -67,21 +68,45 @@ func BenchmarkAnalyze(b *testing.B) {
 	for _, n := range benchSizes() {
 		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, Spans: n / 4})
 		for _, maxPoints := range []int{0, 1000} {
-			b.Run(fmt.Sprintf("events=%d/points=%d", n, maxPoints), func(b *testing.B) {
-				b.ReportAllocs()
-				var p *MemoryProfile
-				for b.Loop() {
-					var err error
-					if p, err = Analyze(doc, Options{MaxTimelinePoints: maxPoints}); err != nil {
-						b.Fatal(err)
+			for _, cold := range []bool{false, true} {
+				b.Run(fmt.Sprintf("events=%d/points=%d/memory=%s", n, maxPoints, memoryName(cold)), func(b *testing.B) {
+					b.ReportAllocs()
+					var p *MemoryProfile
+					for b.Loop() {
+						coldStart(b, cold)
+						var err error
+						if p, err = Analyze(doc, Options{MaxTimelinePoints: maxPoints}); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				reportPerEvent(b, n)
-				b.ReportMetric(float64(len(p.Timeline)), "points")
-				b.ReportMetric(float64(len(p.PeakBreakdown)), "breakdown")
-			})
+					reportPerEvent(b, n)
+					b.ReportMetric(float64(len(p.Timeline)), "points")
+					b.ReportMetric(float64(len(p.PeakBreakdown)), "breakdown")
+				})
+			}
 		}
 	}
+}
+
+func memoryName(cold bool) string {
+	if cold {
+		return "cold"
+	}
+	return "warm"
+}
+
+// coldStart, when cold, returns the memory the heap holds free to the
+// operating system (outside the timer), so that what the next call
+// allocates is memory the process has not touched yet: the case of the
+// first call in a process, such as a command's. Warm calls mostly reuse
+// memory the previous call freed.
+func coldStart(b *testing.B, cold bool) {
+	if !cold {
+		return
+	}
+	b.StopTimer()
+	debug.FreeOSMemory()
+	b.StartTimer()
 }
 
 // BenchmarkAnalyzeSteadyGrowth: every alloc is a new peak (a long forward
@@ -101,18 +126,21 @@ func BenchmarkAnalyzeSteadyGrowth(b *testing.B) {
 			name string
 			doc  *TraceDocument
 		}{{"every-alloc", doc}, {"first", control}} {
-			b.Run(fmt.Sprintf("events=%d/peak=%s", n, c.name), func(b *testing.B) {
-				b.ReportAllocs()
-				var p *MemoryProfile
-				for b.Loop() {
-					var err error
-					if p, err = Analyze(c.doc, Options{}); err != nil {
-						b.Fatal(err)
+			for _, cold := range []bool{false, true} {
+				b.Run(fmt.Sprintf("events=%d/peak=%s/memory=%s", n, c.name, memoryName(cold)), func(b *testing.B) {
+					b.ReportAllocs()
+					var p *MemoryProfile
+					for b.Loop() {
+						coldStart(b, cold)
+						var err error
+						if p, err = Analyze(c.doc, Options{}); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				reportPerEvent(b, n)
-				b.ReportMetric(float64(len(p.PeakBreakdown)), "breakdown")
-			})
+					reportPerEvent(b, n)
+					b.ReportMetric(float64(len(p.PeakBreakdown)), "breakdown")
+				})
+			}
 		}
 	}
 }
