@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/tracemem/tracemem/internal/prefault"
 )
 
 // ErrOutOfOrder is returned (wrapped) by Analyzer.Add for an event stamped
@@ -774,6 +776,12 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 		}
 	}
 	keys := make([]breakdownKey, 0, n)
+	out := make([]LiveAllocation, n)
+	// Both are written from the front once, keys before the sort and out
+	// after it; another core maps their pages in meanwhile.
+	stopKeys, stopOut := prefault.Ahead(keys), prefault.Ahead(out)
+	defer stopKeys()
+	defer stopOut()
 	for i := range int32(a.allocs.n) {
 		if al := a.allocs.at(i); atPeak(al) {
 			keys = append(keys, newBreakdownKey(al.ev))
@@ -784,7 +792,6 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	}
 	slices.SortFunc(keys, compareBreakdownKeys)
 
-	out := make([]LiveAllocation, len(keys))
 	opNames := make(map[string]*string) // one pointer per op name
 	var last *string
 	for i, k := range keys {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tracemem/tracemem/internal/prefault"
 )
 
 // Options tunes an analysis. The zero value is the default.
@@ -171,6 +173,14 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 		}
 	}
 	a.live.reserve(most)
+	// The timeline (96 bytes an event) and the live table are mostly fresh
+	// memory, slower to fault in than to write; another core maps it in
+	// while the replay runs (measured, 1M events in fresh memory: 0.37 s
+	// without, 0.24 s with).
+	stopTimeline := prefault.Ahead(a.timeline)
+	defer stopTimeline()
+	stopTable := prefault.Ahead(a.live.cells)
+	defer stopTable()
 	a.addSpans(doc.Spans)
 	for i := range doc.Ops {
 		_ = a.AddOp(&doc.Ops[i])

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package prefault
+
+import "errors"
+
+func populate([]byte) error { return errors.ErrUnsupported }
