@@ -779,9 +779,8 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	out := make([]LiveAllocation, n)
 	// Both are written from the front once, keys before the sort and out
 	// after it; another core maps their pages in meanwhile.
-	stopKeys, stopOut := prefault.Ahead(keys), prefault.Ahead(out)
-	defer stopKeys()
-	defer stopOut()
+	stop := prefault.Ahead(prefault.Bytes(keys), prefault.Bytes(out))
+	defer stop()
 	for i := range int32(a.allocs.n) {
 		if al := a.allocs.at(i); atPeak(al) {
 			keys = append(keys, newBreakdownKey(al.ev))

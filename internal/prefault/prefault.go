@@ -26,29 +26,39 @@ const chunk = 256 << 10
 // later calls do not start a goroutine for nothing.
 var unsupported atomic.Bool
 
-// Ahead starts mapping in the pages of s[:cap(s)] on another goroutine,
-// from the end backward (the caller is expected to write from the front,
-// and the two meet), and returns a function that stops that work and waits
-// for it to end. The caller must call stop before it returns; calling it
-// again does nothing.
-//
-// The contents of s do not change, and the caller may read and write s
-// meanwhile: the kernel maps the pages in (MADV_POPULATE_WRITE on Linux),
-// nothing is written to them. Ahead does nothing for buffers under
-// MinBytes, when GOMAXPROCS is 1, and where the system cannot map pages in
-// ahead (other systems than Linux, Linux before 5.14).
-func Ahead[T any](s []T) (stop func()) {
+// Bytes returns the memory of s[:cap(s)], as Ahead takes it.
+func Bytes[T any](s []T) []byte {
 	n := uintptr(cap(s)) * unsafe.Sizeof(*new(T))
-	if n < MinBytes || runtime.GOMAXPROCS(0) < 2 || unsupported.Load() {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s[:cap(s)]))), n)
+}
+
+// Ahead starts mapping in the pages of the buffers on another goroutine,
+// one buffer after the other, each from its end backward (the caller is
+// expected to write it from the front, and the two meet), and returns a
+// function that stops that work and waits for it to end. The caller must
+// call stop before it returns; calling it again does nothing.
+//
+// The contents of the buffers do not change, and the caller may read and
+// write them meanwhile: the kernel maps the pages in (MADV_POPULATE_WRITE
+// on Linux), nothing is written to them. Buffers under MinBytes are left
+// out. Ahead does nothing when GOMAXPROCS is 1, and where the system cannot
+// map pages in ahead (other systems than Linux, Linux before 5.14).
+func Ahead(bufs ...[]byte) (stop func()) {
+	big := make([][]byte, 0, len(bufs))
+	for _, b := range bufs {
+		if len(b) >= MinBytes {
+			big = append(big, b)
+		}
+	}
+	if len(big) == 0 || runtime.GOMAXPROCS(0) < 2 || unsupported.Load() {
 		return func() {}
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s[:cap(s)]))), n)
 	var halt atomic.Bool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		// Other errors (a fatal signal pending) only end this call.
-		if errors.Is(populateBackward(b, &halt), errors.ErrUnsupported) {
+		if errors.Is(populateAll(big, &halt), errors.ErrUnsupported) {
 			unsupported.Store(true)
 		}
 	}()
@@ -56,6 +66,17 @@ func Ahead[T any](s []T) (stop func()) {
 		halt.Store(true)
 		<-done
 	}
+}
+
+// populateAll maps in the pages of the buffers in turn, until halt is set
+// or the system refuses.
+func populateAll(bufs [][]byte, halt *atomic.Bool) error {
+	for _, b := range bufs {
+		if err := populateBackward(b, halt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // populateBackward maps in the whole pages of b, a chunk at a time from the

@@ -25,7 +25,7 @@ func TestAheadKeepsContents(t *testing.T) {
 				}
 				s = s[:0]
 			}
-			stop := Ahead(s)
+			stop := Ahead(Bytes(s), make([]byte, MinBytes))
 			for i := range c.n {
 				s = append(s, uint64(i)*3)
 			}
