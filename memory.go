@@ -121,12 +121,13 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 //     0 when the capacity is unknown or exceeded.
 //   - The timeline has one point per event, for the device the event changed,
 //     after applying it (a free changes the device the tensor lives on,
-//     whatever device it names; a duplicate alloc on another device than the
-//     live one also lowers that device, without a point of its own). A device's peak is its highest live bytes, first time
-//     reached; the global peak is the highest device peak (the earliest on
-//     ties), and the breakdown lists what was live on that device then,
-//     bytes descending, then tensor id ascending. Pre-existing memory counts in
-//     every point and peak but is not listed in the breakdown.
+//     whatever device it names; a duplicate alloc on another device than
+//     the live one also lowers that device, without a point of its own).
+//     A device's peak is its highest live bytes, first time reached; the
+//     global peak is the highest device peak (the earliest on ties), and the
+//     breakdown lists what was live on that device then, bytes descending,
+//     then tensor id ascending. Pre-existing memory counts in every point
+//     and peak but is not listed in the breakdown.
 //   - Autograd retained bytes are the activation bytes live on all devices
 //     just before the first event whose span, or nearest ancestor span with a
 //     step, has step backward.
@@ -140,6 +141,11 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 // Analyze returns an error for invalid options, and for an event whose
 // action or category is out of range (only a document built by hand can
 // have one).
+//
+// Where fresh memory is slow to fault in, most of the time of a first call
+// goes to mapping in the pages of the timeline and the peak breakdown. On
+// Linux with more than one P, a second goroutine maps them in while Analyze
+// writes them; it has ended when Analyze returns.
 func Analyze(doc *TraceDocument, opts Options) (*MemoryProfile, error) {
 	a, err := replayDocument(doc, opts, false)
 	if err != nil {

@@ -6,11 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tracemem/tracemem/internal/gen"
+	"github.com/tracemem/tracemem/internal/prefault"
 )
 
 func TestAnalyzeMatchesReference(t *testing.T) {
@@ -171,5 +176,42 @@ func TestProfileWithoutNodeBookkeeping(t *testing.T) {
 		if diff := cmp.Diff(full.Profile(), got); diff != "" {
 			t.Fatalf("seed %d: profile without node bookkeeping differs (-full +Analyze):\n%s", seed, diff)
 		}
+	}
+}
+
+// TestAnalyzePrefaultChangesNothing: on traces big enough for the helper
+// that maps buffers in ahead (internal/prefault) to start, the profile is
+// the same with it (GOMAXPROCS 2) and without it (GOMAXPROCS 1). Under the
+// race detector this also runs the helper beside the replay.
+func TestAnalyzePrefaultChangesNothing(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		cfg       gen.Config
+		breakdown bool // the peak breakdown is big enough to be mapped in ahead too
+	}{
+		{"normal", gen.Config{Seed: 3, MemoryEvents: 25_000, Devices: 2, Anomalies: true}, false},
+		{"steady", gen.Config{Seed: 3, MemoryEvents: 25_000, Devices: 1, SteadyGrowth: true}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := genDoc(t, c.cfg)
+			analyze := func(procs int) *MemoryProfile {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				p, err := Analyze(doc, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			with, without := analyze(2), analyze(1)
+			if n := len(with.Timeline) * int(unsafe.Sizeof(TimelinePoint{})); n < prefault.MinBytes {
+				t.Fatalf("the timeline (%d bytes) is too small to be mapped in ahead", n)
+			}
+			if n := len(with.PeakBreakdown) * int(unsafe.Sizeof(LiveAllocation{})); c.breakdown && n < prefault.MinBytes {
+				t.Fatalf("the peak breakdown (%d bytes) is too small to be mapped in ahead", n)
+			}
+			if diff := cmp.Diff(without, with); diff != "" {
+				t.Fatalf("the profile differs with the helper (-without +with):\n%s", diff)
+			}
+		})
 	}
 }
