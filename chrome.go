@@ -160,6 +160,7 @@ func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
 		src = zr
 	}
 	p := newChromeParser(src)
+	defer releaseAll(&p.spans, &p.mems)
 	if err := p.parse(); err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ type docDecoder struct {
 // readDocument reads the document form from r.
 func readDocument(r io.Reader) (*TraceDocument, error) {
 	d := &docDecoder{dec: jsontext.NewDecoder(r), p: valueParser{in: newInterner()}}
+	defer releaseAll(&d.spans, &d.ops, &d.tensors, &d.mem, &d.devMem, &d.grads, &d.edges)
 	doc := &TraceDocument{}
 	tok, err := d.dec.ReadToken()
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tracemem/tracemem/internal/prefault"
 )
 
 // ReadTraceFile reads the trace in the named file (see ReadTrace). Errors
@@ -245,6 +247,7 @@ func readJSONL(r io.Reader) (*TraceDocument, error) {
 		grads   chunked[Gradient]
 		edges   chunked[Edge]
 	)
+	defer releaseAll(&spans, &ops, &tensors, &mem, &devMem, &grads, &edges)
 	type spanRef struct {
 		span *Span // in spans' chunk storage, which never moves
 		line int   // line of its span_start
@@ -325,6 +328,23 @@ type chunked[T any] struct {
 	full [][]T
 	cur  []T
 	n    int
+	stop func() // ends the mapping in of cur's pages (see add); nil for none
+}
+
+// release ends the mapping in of the current chunk's pages, if any.
+func (c *chunked[T]) release() {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+}
+
+// releaseAll releases the sections; readers defer it for the paths that
+// return (an error) without calling slice.
+func releaseAll(cs ...interface{ release() }) {
+	for _, c := range cs {
+		c.release()
+	}
 }
 
 // add appends a copy of *v and returns a pointer to it, valid until slice.
@@ -334,7 +354,11 @@ func (c *chunked[T]) add(v *T) *T {
 		if c.cur != nil {
 			c.full = append(c.full, c.cur)
 		}
+		c.release()
 		c.cur = make([]T, 0, size)
+		// A full-size chunk of memory events is 4 MB of fresh memory,
+		// slower to fault in than to fill: another core maps it in.
+		c.stop = prefault.Ahead(prefault.Bytes(c.cur))
 	}
 	c.cur = append(c.cur, *v)
 	c.n++
@@ -343,6 +367,7 @@ func (c *chunked[T]) add(v *T) *T {
 
 // slice returns the values in order; nil when there are none.
 func (c *chunked[T]) slice() []T {
+	c.release()
 	switch {
 	case c.n == 0:
 		return nil
@@ -350,6 +375,9 @@ func (c *chunked[T]) slice() []T {
 		return c.cur
 	}
 	out := make([]T, 0, c.n)
+	// out is fresh memory, slower to fault in than to copy into.
+	stop := prefault.Ahead(prefault.Bytes(out))
+	defer stop()
 	for _, ch := range c.full {
 		out = append(out, ch...)
 	}

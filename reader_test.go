@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -19,6 +21,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tracemem/tracemem/internal/gen"
+	"github.com/tracemem/tracemem/internal/prefault"
 )
 
 // Lines of a small valid trace, used to build test inputs.
@@ -591,6 +594,63 @@ func TestReadTraceKindPosition(t *testing.T) {
 		_, errB := ReadTrace(strings.NewReader(rdKindLast(in)))
 		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
 			t.Errorf("%q:\nkind first: %v\nkind last:  %v", in, errA, errB)
+		}
+	}
+}
+
+// TestReadTracePrefaultChangesNothing: with sections big enough for the
+// helper that maps chunks in ahead (internal/prefault) to start, both
+// forms read the same document with it (GOMAXPROCS 2) and without it
+// (GOMAXPROCS 1); a read that fails after such chunks still fails the same.
+func TestReadTracePrefaultChangesNothing(t *testing.T) {
+	var jsonl bytes.Buffer
+	if _, err := gen.Write(&jsonl, gen.Config{Seed: 5, MemoryEvents: 40_000, Devices: 2, Spans: 5_000}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := ReadTrace(bytes.NewReader(jsonl.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The memory section's chunks double up to 1<<15 events: the last one
+	// made is that big.
+	if n := 1 << 15 * int(unsafe.Sizeof(MemoryEvent{})); len(first.Memory) < 1<<15 || n < prefault.MinBytes {
+		t.Fatalf("%d memory events, chunks of %d bytes: too few for the helper to start", len(first.Memory), n)
+	}
+	var doc bytes.Buffer
+	if err := first.WriteJSON(&doc); err != nil {
+		t.Fatal(err)
+	}
+	broken := append(slices.Clip(jsonl.Bytes()), "{\"kind\": \"memory\"\n"...)
+	for _, c := range []struct {
+		name, reason string
+		in           []byte
+	}{
+		{"jsonl", "the JSONL reader's sections", jsonl.Bytes()},
+		{"document", "the document reader's sections", doc.Bytes()},
+		{"broken", "an error after full chunks: the helpers are stopped on the way out", broken},
+	} {
+		read := func(procs int) (*TraceDocument, string) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			d, err := ReadTrace(bytes.NewReader(c.in))
+			if err != nil {
+				return d, err.Error()
+			}
+			return d, ""
+		}
+		with, withErr := read(2)
+		without, withoutErr := read(1)
+		if withErr != withoutErr {
+			t.Errorf("%s (%s): error %q with the helper, %q without", c.name, c.reason, withErr, withoutErr)
+		}
+		if !cmp.Equal(without, with) {
+			diff := cmp.Diff(without, with)
+			t.Errorf("%s (%s): the document differs with the helper (-without +with):\n%s", c.name, c.reason, diff[:min(len(diff), 2000)])
+		}
+		if c.name != "broken" && withErr != "" {
+			t.Errorf("%s: %s", c.name, withErr)
+		}
+		if c.name == "broken" && withErr == "" {
+			t.Errorf("%s: no error", c.name)
 		}
 	}
 }
