@@ -179,11 +179,11 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 		}
 	}
 	a.live.reserve(most)
-	// The timeline (96 bytes an event) and the live table are mostly fresh
-	// memory, slower to fault in than to write; another core maps it in
-	// while the replay runs (measured, 1M events in fresh memory: 0.37 s
-	// without, 0.24 s with).
-	// The table first: the replay writes it anywhere from the start.
+	// The live table and the timeline (96 bytes an event) are mostly fresh
+	// memory, slower to fault in than to write: another core maps them in
+	// while the replay runs, the table first, since the replay writes it
+	// anywhere from the start (measured, 1M events in fresh memory: 0.37 s
+	// without, 0.21 s with).
 	stop := prefault.Ahead(prefault.Bytes(a.live.cells), prefault.Bytes(a.timeline))
 	defer stop()
 	a.addSpans(doc.Spans)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -44,15 +45,10 @@ func Bytes[T any](s []T) []byte {
 // out. Ahead does nothing when GOMAXPROCS is 1, and where the system cannot
 // map pages in ahead (other systems than Linux, Linux before 5.14).
 func Ahead(bufs ...[]byte) (stop func()) {
-	big := make([][]byte, 0, len(bufs))
-	for _, b := range bufs {
-		if len(b) >= MinBytes {
-			big = append(big, b)
-		}
-	}
-	if len(big) == 0 || runtime.GOMAXPROCS(0) < 2 || unsupported.Load() {
+	if !slices.ContainsFunc(bufs, isBig) || runtime.GOMAXPROCS(0) < 2 || unsupported.Load() {
 		return func() {}
 	}
+	big := slices.DeleteFunc(slices.Clone(bufs), func(b []byte) bool { return !isBig(b) })
 	var halt atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -67,6 +63,8 @@ func Ahead(bufs ...[]byte) (stop func()) {
 		<-done
 	}
 }
+
+func isBig(b []byte) bool { return len(b) >= MinBytes }
 
 // populateAll maps in the pages of the buffers in turn, until halt is set
 // or the system refuses.
