@@ -46,4 +46,9 @@
 // records it is given, which must not change afterwards. Nothing here is
 // safe for concurrent use unless it says so, but separate documents and
 // Analyzers may be used from separate goroutines.
+//
+// On Linux, the readers and Analyze have a second goroutine map in the
+// pages of their big buffers (a few MB and up) while they write them, since
+// faulting fresh memory in can cost more than writing it; that goroutine
+// has ended when the call returns, and with GOMAXPROCS 1 there is none.
 package tracemem
