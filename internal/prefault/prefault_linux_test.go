@@ -15,6 +15,11 @@ func fresh(t *testing.T, n int) []byte {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Munmap(b) })
+	// Pages of the base size, so that a fault is a page even where
+	// transparent huge pages are on for every mapping.
+	if err := syscall.Madvise(b, syscall.MADV_NOHUGEPAGE); err != nil {
+		t.Logf("MADV_NOHUGEPAGE: %v", err)
+	}
 	return b
 }
 
