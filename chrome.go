@@ -160,7 +160,8 @@ func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
 		src = zr
 	}
 	p := newChromeParser(src)
-	defer releaseAll(&p.spans, &p.mems)
+	defer p.spans.release()
+	defer p.mems.release()
 	if err := p.parse(); err != nil {
 		return nil, err
 	}

@@ -35,19 +35,13 @@ type docDecoder struct {
 	members []member
 	alts    [][]byte
 
-	spans   chunked[Span]
-	ops     chunked[Op]
-	tensors chunked[Tensor]
-	mem     chunked[MemoryEvent]
-	devMem  chunked[DeviceMemorySample]
-	grads   chunked[Gradient]
-	edges   chunked[Edge]
+	sections
 }
 
 // readDocument reads the document form from r.
 func readDocument(r io.Reader) (*TraceDocument, error) {
 	d := &docDecoder{dec: jsontext.NewDecoder(r), p: valueParser{in: newInterner()}}
-	defer releaseAll(&d.spans, &d.ops, &d.tensors, &d.mem, &d.devMem, &d.grads, &d.edges)
+	defer d.release()
 	doc := &TraceDocument{}
 	tok, err := d.dec.ReadToken()
 	if err != nil {
@@ -123,12 +117,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 		return nil, &ParseError{Offset: 0, Field: "run", Msg: "missing required field"}
 	}
 	doc.Spans = d.spans.slice()
-	doc.Ops = d.ops.slice()
-	doc.Tensors = d.tensors.slice()
-	doc.Memory = d.mem.slice()
-	doc.DeviceMemory = d.devMem.slice()
-	doc.Gradients = d.grads.slice()
-	doc.Edges = d.edges.slice()
+	d.into(doc)
 	sortSpans(doc.Spans)
 	return doc, nil
 }

@@ -238,16 +238,8 @@ func firstValue(b []byte) []byte {
 func readJSONL(r io.Reader) (*TraceDocument, error) {
 	d := newRecordDecoder(r)
 	doc := &TraceDocument{}
-	var (
-		spans   chunked[Span]
-		ops     chunked[Op]
-		tensors chunked[Tensor]
-		mem     chunked[MemoryEvent]
-		devMem  chunked[DeviceMemorySample]
-		grads   chunked[Gradient]
-		edges   chunked[Edge]
-	)
-	defer releaseAll(&spans, &ops, &tensors, &mem, &devMem, &grads, &edges)
+	var sec sections
+	defer sec.release()
 	type spanRef struct {
 		span *Span // in spans' chunk storage, which never moves
 		line int   // line of its span_start
@@ -275,7 +267,7 @@ func readJSONL(r io.Reader) (*TraceDocument, error) {
 				return nil, &ParseError{Line: d.line, Kind: "span_start", Field: "id",
 					Msg: "duplicate span id " + strconv.Quote(d.span.ID) + " (first on line " + strconv.Itoa(first.line) + ")"}
 			}
-			p := spans.add(&d.span)
+			p := sec.spans.add(&d.span)
 			spanAt[d.span.ID] = spanRef{p, d.line}
 			order = append(order, spanKey{d.span.ID, p})
 		case recSpanEnd:
@@ -291,17 +283,17 @@ func readJSONL(r io.Reader) (*TraceDocument, error) {
 			ref.span.Closed = true
 			ref.span.DurationNs = d.spanEnd.DurationNs
 		case recOp:
-			ops.add(&d.op)
+			sec.ops.add(&d.op)
 		case recTensor:
-			tensors.add(&d.tensor)
+			sec.tensors.add(&d.tensor)
 		case recMemory:
-			mem.add(&d.mem)
+			sec.mem.add(&d.mem)
 		case recDeviceMemory:
-			devMem.add(&d.devMem)
+			sec.devMem.add(&d.devMem)
 		case recGradient:
-			grads.add(&d.grad)
+			sec.grads.add(&d.grad)
 		case recEdge:
-			edges.add(&d.edge)
+			sec.edges.add(&d.edge)
 		}
 	}
 	if len(order) > 0 { // sort keys, not 80-byte spans
@@ -311,13 +303,42 @@ func readJSONL(r io.Reader) (*TraceDocument, error) {
 			doc.Spans[i] = *k.span
 		}
 	}
-	doc.Ops = ops.slice()
-	doc.Tensors = tensors.slice()
-	doc.Memory = mem.slice()
-	doc.DeviceMemory = devMem.slice()
-	doc.Gradients = grads.slice()
-	doc.Edges = edges.slice()
+	sec.into(doc)
 	return doc, nil
+}
+
+// sections collects the sections of a document as a reader meets their
+// records.
+type sections struct {
+	spans   chunked[Span]
+	ops     chunked[Op]
+	tensors chunked[Tensor]
+	mem     chunked[MemoryEvent]
+	devMem  chunked[DeviceMemorySample]
+	grads   chunked[Gradient]
+	edges   chunked[Edge]
+}
+
+// into hands the sections but spans to doc: each reader orders its spans.
+func (s *sections) into(doc *TraceDocument) {
+	doc.Ops = s.ops.slice()
+	doc.Tensors = s.tensors.slice()
+	doc.Memory = s.mem.slice()
+	doc.DeviceMemory = s.devMem.slice()
+	doc.Gradients = s.grads.slice()
+	doc.Edges = s.edges.slice()
+}
+
+// release stops the mapping in of every section's current chunk; readers
+// defer it for the paths that return (an error) without calling into.
+func (s *sections) release() {
+	s.spans.release()
+	s.ops.release()
+	s.tensors.release()
+	s.mem.release()
+	s.devMem.release()
+	s.grads.release()
+	s.edges.release()
 }
 
 // chunked collects values in chunks that never move, then hands them out
@@ -336,14 +357,6 @@ func (c *chunked[T]) release() {
 	if c.stop != nil {
 		c.stop()
 		c.stop = nil
-	}
-}
-
-// releaseAll releases the sections; readers defer it for the paths that
-// return (an error) without calling slice.
-func releaseAll(cs ...interface{ release() }) {
-	for _, c := range cs {
-		c.release()
 	}
 }
 
