@@ -30,7 +30,13 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 		if seed%2 == 1 {
 			opts.MaxTimelinePoints = 1 + r.IntN(6)
 		}
-		got, err := Analyze(doc, opts)
+		rmin := radixMin
+		if seed%3 == 2 {
+			rmin = 2 // a third of the breakdowns sorted by radix, however short
+		}
+		var got *MemoryProfile
+		var err error
+		withRadixMin(rmin, func() { got, err = Analyze(doc, opts) })
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
