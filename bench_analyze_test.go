@@ -96,13 +96,15 @@ func memoryName(cold bool) string {
 	return "warm"
 }
 
-// warmUp, unless cold, makes one call before the timed ones (b.Loop starts
-// the timer afterwards), so that the heap has grown to what a call needs:
-// otherwise the first timed calls of a warm run fault fresh memory in, as
-// cold ones do.
+// warmUp, unless cold, makes three calls before the timed ones (b.Loop
+// starts the timer afterwards), so that the heap has grown to what a call
+// needs and the garbage collector's pacing has settled: otherwise the first
+// timed calls of a warm run fault fresh memory in, as cold ones do.
 func warmUp(cold bool, call func()) {
 	if !cold {
-		call()
+		for range 3 {
+			call()
+		}
 	}
 }
 
@@ -132,20 +134,27 @@ func coldStart(b *testing.B, cold bool) {
 func BenchmarkAnalyzeSteadyGrowth(b *testing.B) {
 	for _, n := range benchSizes()[:1] {
 		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, Spans: n / 4, SteadyGrowth: true})
-		control := withBalloons(doc)
 		for _, c := range []struct {
 			name string
-			doc  *TraceDocument
-		}{{"every-alloc", doc}, {"first", control}} {
+			doc  func() *TraceDocument
+		}{
+			{"every-alloc", func() *TraceDocument { return doc }},
+			// Made for its own runs only: its copy of the events (128 MB
+			// at 1M) would make every garbage collection of the other runs
+			// longer.
+			{"first", func() *TraceDocument { return withBalloons(doc) }},
+		} {
 			for _, cold := range []bool{false, true} {
 				b.Run(fmt.Sprintf("events=%d/peak=%s/memory=%s", n, c.name, memoryName(cold)), func(b *testing.B) {
+					doc := c.doc()
+					runtime.GC()
 					b.ReportAllocs()
-					warmUp(cold, func() { _, _ = Analyze(c.doc, Options{}) })
+					warmUp(cold, func() { _, _ = Analyze(doc, Options{}) })
 					var p *MemoryProfile
 					for b.Loop() {
 						coldStart(b, cold)
 						var err error
-						if p, err = Analyze(c.doc, Options{}); err != nil {
+						if p, err = Analyze(doc, Options{}); err != nil {
 							b.Fatal(err)
 						}
 					}
