@@ -125,6 +125,10 @@ func TestValidateReportsDuplicatesAndBadEvents(t *testing.T) {
 	if !errors.As(errs[0], &se) || se.SpanID != "a" {
 		t.Errorf("first problem = %v, want a *SpanError for span a", errs[0])
 	}
+	cycle := &TraceDocument{Spans: []Span{{ID: "a", ParentID: "b"}, {ID: "b", ParentID: "a"}}}
+	if err := cycle.Validate(); err == nil || err.Error() != `span "b": parent links form a cycle (a -> b); the link to its parent is cut` {
+		t.Errorf("Validate of a two-span cycle = %v, want the cycle a -> b cut at b", err)
+	}
 	if err := (&TraceDocument{Spans: []Span{{ID: "a"}, {ID: "b", ParentID: "a"}}}).Validate(); err != nil {
 		t.Errorf("Validate of a sound tree = %v, want nil", err)
 	}

@@ -203,6 +203,8 @@ func TestReadTraceErrors(t *testing.T) {
 		{"empty gzip", "a gzip stream of nothing", string(rdGzip(t, nil)), `^empty trace$`, ErrEmptyTrace, 0},
 		{"not json", "plain text", "hello world\n", `^line 1: not a trace: invalid JSON: invalid character 'h' at start of value`, ErrUnknownFormat, 1},
 		{"unknown object", "an object that is no trace", `{"foo":1}`, `not a trace`, ErrUnknownFormat, 1},
+		{"number", "a trace is an object or an array; the line is that of the value", "\n42 17\n", `^line 2: not a trace: want a JSON object or array, got 42$`, ErrUnknownFormat, 2},
+		{"string", "a trace is an object or an array", `"abc"`, `^line 1: not a trace: want a JSON object or array, got string "abc"$`, ErrUnknownFormat, 1},
 		{"missing meta", "the first record is not meta", rdLines(tRoot, tMeta), `^line 1: span_start: the first record must be meta$`, ErrMissingMeta, 1},
 		{"no meta", "records of unknown kinds only", rdLines(`{"kind":"other"}`), `^line 1: no meta record`, ErrMissingMeta, 1},
 		{"second meta", "meta appears twice", rdLines(tMeta, tRoot, tMeta), `^line 3: meta: second meta record \(the first is on line 1\)$`, nil, 3},
