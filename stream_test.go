@@ -168,6 +168,64 @@ func TestStreamTinyChunks(t *testing.T) {
 	}
 }
 
+// TestStreamOtherFormats: the document form and Chrome traces, which
+// AnalyzeStream reads into memory before replaying them, give the answers
+// of ReadTrace + Analyze + NodeMemoryMetrics, gzipped or not.
+func TestStreamOtherFormats(t *testing.T) {
+	doc, err := ReadTrace(bytes.NewReader(genTrace(t, gen.Config{Seed: 2, MemoryEvents: 3000, Devices: 2, Anomalies: true})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docJSON bytes.Buffer
+	if err := doc.WriteJSON(&docJSON); err != nil {
+		t.Fatal(err)
+	}
+	_, chrome := chromeFixture(t, "addr")
+	for _, c := range []struct {
+		name  string
+		trace []byte
+	}{
+		{"document", docJSON.Bytes()},
+		{"document gzipped", gzipped(t, docJSON.Bytes())},
+		{"chrome", chrome},
+		{"chrome gzipped", gzipped(t, chrome)},
+	} {
+		for _, opts := range []Options{{}, {MaxTimelinePoints: 10}} {
+			d, err := ReadTrace(bytes.NewReader(c.trace))
+			if err != nil {
+				t.Fatalf("%s: ReadTrace: %v", c.name, err)
+			}
+			want, err := Analyze(d, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotNodes, err := AnalyzeStream(bytes.NewReader(c.trace), opts)
+			if err != nil {
+				t.Fatalf("%s: AnalyzeStream: %v", c.name, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, %+v: profile differs (-Analyze +AnalyzeStream):\n%s", c.name, opts, diff)
+			}
+			if diff := cmp.Diff(NodeMemoryMetrics(d, nil), gotNodes); diff != "" {
+				t.Errorf("%s: node metrics differ (-NodeMemoryMetrics +AnalyzeStream):\n%s", c.name, diff)
+			}
+		}
+	}
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return gz.Bytes()
+}
+
 func TestStreamErrors(t *testing.T) {
 	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}` + "\n"
 	mem := func(ts int, id string) string {
@@ -192,6 +250,10 @@ func TestStreamErrors(t *testing.T) {
 		{"truncated-gzip", "a gzip stream cut short errors instead of giving the profile of what was read",
 			string(gz.Bytes()[:gz.Len()/2]), io.ErrUnexpectedEOF, ""},
 		{"bad-record", "the decoder's errors come through", meta + `{"kind":"memory","action":"alocate"}`, nil, `line 2: memory`},
+		{"short-gzip-header", "a gzip magic number, then too few bytes for a header", "\x1f\x8b\x08\x00", io.ErrUnexpectedEOF, "gzip: unexpected EOF"},
+		{"bad-document", "errors of the document form come through, with their offset", `{"schema":"candle-graph/trace/6","memory":[{"action":"alocate"}]}`,
+			nil, `offset 53: memory: unknown action "alocate"`},
+		{"bad-chrome", "errors of Chrome traces come through", `{"traceEvents":[{"ph":"i","name":"[memory]","args":{"Bytes":"x"}}]}`, nil, `offset 16: traceEvents[0]: [memory]: ts is missing`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
