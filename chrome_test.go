@@ -369,6 +369,31 @@ func TestChromeCapacityOnly(t *testing.T) {
 	}
 }
 
+// TestChromeLiberalProperties: deviceProperties that is not an array, or
+// whose entries are not objects, is ignored rather than refused (it only
+// gives capacities), and object keys written with escapes are read as
+// their text.
+func TestChromeLiberalProperties(t *testing.T) {
+	ev := `[{"name":"[memory]","ph":"i","ts":5,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":1,"Device Id":0}}]`
+	for _, c := range []struct {
+		name, data string
+		capacity   uint64 // of cuda:0
+	}{
+		{"not an array", `{"deviceProperties":{"id":0},"traceEvents":` + ev + `}`, 0},
+		{"entries not objects", `{"deviceProperties":[7,"x",{"id":0,"totalGlobalMem":64}],"traceEvents":` + ev + `}`, 64},
+		{"escaped keys", `{"device\u0050roperties":[{"\u0069d":0,"totalGlobalMem":32}],"trace\u0045vents":` + ev + `}`, 32},
+	} {
+		doc, err := ReadChromeTrace(strings.NewReader(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		p := AnalyzeMemory(doc)
+		if len(p.ByDevice) != 1 || p.ByDevice[0].CapacityBytes != c.capacity || p.Summary.AllocCount != 1 {
+			t.Errorf("%s: devices %+v, %d allocs; want cuda:0 with capacity %d, 1 alloc", c.name, p.ByDevice, p.Summary.AllocCount, c.capacity)
+		}
+	}
+}
+
 // TestChromeUnknownCapacity checks that totals on a device of unknown
 // capacity do not make the analysis take the peak total for its capacity.
 func TestChromeUnknownCapacity(t *testing.T) {
@@ -513,6 +538,8 @@ func TestChromeErrors(t *testing.T) {
 		{"truncated", "the input ends inside an event", `[` + ok + `,{"name":"[memory]","ts":`, io.ErrUnexpectedEOF, "unexpected end of input", "traceEvents[1]"},
 		{"syntax error", "bad JSON inside an event", `[` + ok + `,` + ok + `,{"name" 1}]`, nil, "invalid JSON", "traceEvents[2]"},
 		{"data after", "a second value", `[] []`, nil, "data after the trace", ""},
+		{"deviceProperties id bad", "a device id that is not an integer", `{"deviceProperties":[{"id":"zero","totalGlobalMem":1}],"traceEvents":[]}`, nil, "id is not an integer", "deviceProperties[0]"},
+		{"object syntax error", "bad JSON between the top-level keys", `{"traceEvents":[],1}`, nil, "invalid JSON", ""},
 		{"deviceProperties bad", "a capacity that is not an integer", `{"deviceProperties":[{"id":0,"totalGlobalMem":"lots"}],"traceEvents":[]}`, nil, "totalGlobalMem is not a non-negative integer", "deviceProperties[0]"},
 		{"corrupt gzip", "a gzip stream that breaks", string(corruptGzip(t)), gzip.ErrChecksum, "read: gzip: invalid checksum", ""},
 	} {
