@@ -29,9 +29,9 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 		tmp = make([]breakdownKey, n)
 	}
 	out := make([]LiveAllocation, n)
-	// Each is written from the front, evs and keys before the sort, tmp
-	// during it and out after it; another core maps their pages in
-	// meanwhile.
+	// Written in that order: evs and keys from the front before the sort,
+	// tmp all over during it, out from the front after it; another core
+	// maps their pages in meanwhile.
 	stop := prefault.Ahead(prefault.Bytes(evs), prefault.Bytes(keys), prefault.Bytes(tmp), prefault.Bytes(out))
 	defer stop()
 	for i := range int32(a.allocs.n) {
