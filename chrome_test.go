@@ -62,19 +62,6 @@ func mustReadChrome(t testing.TB, data []byte) *TraceDocument {
 	return doc
 }
 
-func chromeGzip(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // TestChromeGolden locks the whole imported document of every fixture
 // (refresh with -update after checking the diff by eye).
 func TestChromeGolden(t *testing.T) {
@@ -313,7 +300,7 @@ func TestChromeForms(t *testing.T) {
 		data         []byte
 		sameSamples  bool
 	}{
-		{"gzip", "gzip is detected by its magic bytes", chromeGzip(t, addr), true},
+		{"gzip", "gzip is detected by its magic bytes", rdGzip(t, addr), true},
 		{"properties last", "deviceProperties may follow traceEvents", withPropsOnly(addr), true},
 		{"bare array", "a bare array of events is a trace (no capacity then)", bare, false},
 	} {
@@ -335,7 +322,7 @@ func TestChromeForms(t *testing.T) {
 		})
 	}
 	// ReadTrace recognizes both forms and hands them over.
-	for _, data := range [][]byte{addr, bare, chromeGzip(t, addr)} {
+	for _, data := range [][]byte{addr, bare, rdGzip(t, addr)} {
 		doc, err := ReadTrace(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("ReadTrace: %v", err)
@@ -567,7 +554,7 @@ func TestChromeErrors(t *testing.T) {
 
 // corruptGzip returns a gzip stream whose checksum is wrong.
 func corruptGzip(t testing.TB) []byte {
-	z := chromeGzip(t, []byte(`[`+memEvent("1", 8, 1, 0, "")+`]`))
+	z := rdGzip(t, []byte(`[`+memEvent("1", 8, 1, 0, "")+`]`))
 	z[len(z)-8] ^= 0xff // the CRC-32 of the trailer
 	return z
 }

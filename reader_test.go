@@ -80,6 +80,7 @@ func rdFullTrace() string {
 	return rdLines(tMeta, tRoot, tChild, tOp, tTensor, tMem, tDevMem, tMemNoCat, tGradient, tEdge, tChildEnd, tRootEnd)
 }
 
+// rdGzip returns b gzip-compressed.
 func rdGzip(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer

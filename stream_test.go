@@ -186,9 +186,9 @@ func TestStreamOtherFormats(t *testing.T) {
 		trace []byte
 	}{
 		{"document", docJSON.Bytes()},
-		{"document gzipped", gzipped(t, docJSON.Bytes())},
+		{"document gzipped", rdGzip(t, docJSON.Bytes())},
 		{"chrome", chrome},
-		{"chrome gzipped", gzipped(t, chrome)},
+		{"chrome gzipped", rdGzip(t, chrome)},
 	} {
 		for _, opts := range []Options{{}, {MaxTimelinePoints: 10}} {
 			d, err := ReadTrace(bytes.NewReader(c.trace))
@@ -211,19 +211,6 @@ func TestStreamOtherFormats(t *testing.T) {
 			}
 		}
 	}
-}
-
-func gzipped(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return gz.Bytes()
 }
 
 func TestStreamErrors(t *testing.T) {
