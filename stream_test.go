@@ -4,7 +4,6 @@ package tracemem
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -149,15 +148,12 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 
 func TestStreamTinyChunks(t *testing.T) {
 	trace := genTrace(t, gen.Config{Seed: 3, MemoryEvents: 3000, Devices: 2, Anomalies: true})
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(trace)
-	zw.Close()
+	gz := rdGzip(t, trace)
 	want, wantNodes, err := AnalyzeStream(bytes.NewReader(trace), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"plain": trace, "gzip": gz.Bytes()} {
+	for name, data := range map[string][]byte{"plain": trace, "gzip": gz} {
 		got, gotNodes, err := AnalyzeStream(&chunkReader{data: data, r: rand.New(rand.NewPCG(1, 2))}, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -220,10 +216,7 @@ func TestStreamErrors(t *testing.T) {
 	}
 	span := `{"kind":"span_start","id":"s","name":"n","start_ns":0,"span_kind":"op","measured":false}` + "\n"
 	trace := genTrace(t, gen.Config{Seed: 1, MemoryEvents: 2000})
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(trace)
-	zw.Close()
+	gz := rdGzip(t, trace)
 	tests := []struct {
 		name, why, input string
 		is               error
@@ -235,7 +228,7 @@ func TestStreamErrors(t *testing.T) {
 		{"unknown-span-end", "a span_end of a span never started", meta + `{"kind":"span_end","id":"x","duration_ns":1}` + "\n", nil, `line 2: span_end: span "x": end of an unknown span`},
 		{"empty", "no records at all", "", ErrEmptyTrace, ""},
 		{"truncated-gzip", "a gzip stream cut short errors instead of giving the profile of what was read",
-			string(gz.Bytes()[:gz.Len()/2]), io.ErrUnexpectedEOF, ""},
+			string(gz[:len(gz)/2]), io.ErrUnexpectedEOF, ""},
 		{"bad-record", "the decoder's errors come through", meta + `{"kind":"memory","action":"alocate"}`, nil, `line 2: memory`},
 		{"short-gzip-header", "a gzip magic number, then too few bytes for a header", "\x1f\x8b\x08\x00", io.ErrUnexpectedEOF, "gzip: unexpected EOF"},
 		{"bad-document", "errors of the document form come through, with their offset", `{"schema":"candle-graph/trace/6","memory":[{"action":"alocate"}]}`,
