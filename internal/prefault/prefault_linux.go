@@ -2,6 +2,10 @@ package prefault
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -17,4 +21,63 @@ func populate(b []byte) error {
 		return errors.ErrUnsupported
 	}
 	return err
+}
+
+// hugeSize is the size of the huge pages Ahead asks for, 0 when it should
+// not ask: the system gives them without asking ("always"), never gives
+// them ("never"), or GODEBUG keeps the heap off them.
+var hugeSize = sync.OnceValue(func() int {
+	if disablesTHP(os.Getenv("GODEBUG")) {
+		return 0
+	}
+	enabled, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || !asksForTHP(string(enabled)) {
+		return 0
+	}
+	size := 2 << 20
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 && n&(n-1) == 0 {
+			size = n
+		}
+	}
+	return size
+})
+
+// asksForTHP reports whether the mode in
+// /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never",
+// the chosen one in brackets) gives huge pages only to memory that asks.
+func asksForTHP(enabled string) bool { return strings.Contains(enabled, "[madvise]") }
+
+// disablesTHP reports whether a GODEBUG value sets disablethp to a nonzero
+// number; as in the runtime, the last setting wins.
+func disablesTHP(godebug string) bool {
+	off := false
+	for kv := range strings.SplitSeq(godebug, ",") {
+		if v, ok := strings.CutPrefix(kv, "disablethp="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				off = n != 0
+			}
+		}
+	}
+	return off
+}
+
+// adviseHuge asks for huge pages on the whole huge-page blocks of the
+// buffers, and returns the function that takes the advice back.
+func adviseHuge(bufs [][]byte) (undo func()) {
+	size := hugeSize()
+	if size == 0 {
+		return func() {}
+	}
+	var advised [][]byte
+	for _, b := range bufs {
+		if blocks := whole(b, size); len(blocks) > 0 && syscall.Madvise(blocks, syscall.MADV_HUGEPAGE) == nil {
+			advised = append(advised, blocks)
+		}
+	}
+	return func() {
+		for _, blocks := range advised {
+			_ = syscall.Madvise(blocks, syscall.MADV_NOHUGEPAGE)
+		}
+	}
 }

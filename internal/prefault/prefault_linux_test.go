@@ -2,10 +2,16 @@ package prefault
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // fresh returns n bytes of memory the process has not touched.
@@ -97,5 +103,121 @@ func TestAheadStops(t *testing.T) {
 	pages := int64(n / syscall.Getpagesize())
 	if got := writeFaults(t, b); got < pages/2 {
 		t.Errorf("%d of %d pages faulted after an immediate stop, want at least half", got, pages)
+	}
+}
+
+func TestAsksForTHP(t *testing.T) {
+	for _, c := range []struct {
+		enabled string
+		want    bool
+		why     string
+	}{
+		{"always [madvise] never\n", true, "huge pages only where asked: ask"},
+		{"[always] madvise never\n", false, "every mapping gets them already"},
+		{"always madvise [never]\n", false, "asking gets nothing"},
+		{"", false, "no such file content: do not ask"},
+	} {
+		if got := asksForTHP(c.enabled); got != c.want {
+			t.Errorf("asksForTHP(%q) = %v, want %v: %s", c.enabled, got, c.want, c.why)
+		}
+	}
+}
+
+func TestDisablesTHP(t *testing.T) {
+	for _, c := range []struct {
+		godebug string
+		want    bool
+		why     string
+	}{
+		{"", false, "nothing set"},
+		{"disablethp=1", true, "set"},
+		{"gctrace=1,disablethp=1", true, "among others"},
+		{"disablethp=0", false, "set to 0"},
+		{"disablethp=1,disablethp=0", false, "the last setting wins"},
+		{"disablethp=0,disablethp=1", true, "the last setting wins"},
+		{"disablethp=x", false, "not a number: ignored, as by the runtime"},
+		{"xdisablethp=1", false, "another setting"},
+	} {
+		if got := disablesTHP(c.godebug); got != c.want {
+			t.Errorf("disablesTHP(%q) = %v, want %v: %s", c.godebug, got, c.want, c.why)
+		}
+	}
+}
+
+// vmFlags returns the VmFlags of the mapping that holds p, from
+// /proc/self/smaps ("rd wr mr mw me ac hg": hg is MADV_HUGEPAGE, nh
+// MADV_NOHUGEPAGE), and its AnonHugePages in kB.
+func vmFlags(t *testing.T, p uintptr) (flags []string, hugeKB int) {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	in := false
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(f[0], "-"); ok && !strings.HasSuffix(f[0], ":") {
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && uint64(p) >= l && uint64(p) < h
+			continue
+		}
+		if !in {
+			continue
+		}
+		switch f[0] {
+		case "AnonHugePages:":
+			hugeKB, _ = strconv.Atoi(f[1])
+		case "VmFlags:":
+			return f[1:], hugeKB
+		}
+	}
+	t.Fatalf("no mapping holds %#x", p)
+	return nil, 0
+}
+
+// TestAheadAdvisesHugePages: where huge pages come only when asked, the
+// buffer's whole huge-page blocks ask for them until stop, and then say
+// no, with GOMAXPROCS 1 (no helper) too; the contents are kept.
+func TestAheadAdvisesHugePages(t *testing.T) {
+	size := hugeSize()
+	if size == 0 {
+		t.Skip("this system gives huge pages without asking, or never (or GODEBUG disablethp=1)")
+	}
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			b, err := syscall.Mmap(-1, 0, 4*size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Munmap(b)
+			blocks := whole(b, size)
+			if len(blocks) < 2*size {
+				t.Fatalf("%d bytes of whole blocks in 4 blocks of memory, want at least 2 blocks", len(blocks))
+			}
+			p := uintptr(unsafe.Pointer(&blocks[0]))
+			stop := Ahead(b)
+			if flags, _ := vmFlags(t, p); !slices.Contains(flags, "hg") {
+				t.Errorf("before stop: VmFlags %v, want hg", flags)
+			}
+			for i := range b {
+				b[i] = byte(i)
+			}
+			_, hugeKB := vmFlags(t, p)
+			t.Logf("%d kB of huge pages in the mapping", hugeKB)
+			stop()
+			if flags, _ := vmFlags(t, p); slices.Contains(flags, "hg") || !slices.Contains(flags, "nh") {
+				t.Errorf("after stop: VmFlags %v, want nh and not hg", flags)
+			}
+			for i := range b {
+				if b[i] != byte(i) {
+					t.Fatalf("b[%d] = %d, want %d", i, b[i], byte(i))
+				}
+			}
+		})
 	}
 }
