@@ -35,8 +35,24 @@ func (s *allocStore) event(i int32) *MemoryEvent {
 	return &s.events[c][i%allocChunk]
 }
 
+// reserve makes room for the next n slots: what the chunks made so far
+// lack, it makes as chunks of one block, which it returns (nil when none
+// is needed) so that the caller can have its memory mapped in ahead.
+func (s *allocStore) reserve(n int) []liveAlloc {
+	have := len(s.chunks)*allocChunk - s.n
+	if n <= have {
+		return nil
+	}
+	k := (n - have + allocChunk - 1) / allocChunk
+	block := make([]liveAlloc, k*allocChunk)
+	for i := range k {
+		s.chunks = append(s.chunks, block[i*allocChunk:(i+1)*allocChunk:(i+1)*allocChunk])
+	}
+	return block
+}
+
 func (s *allocStore) add(al liveAlloc) int32 {
-	if s.n%allocChunk == 0 {
+	if s.n == len(s.chunks)*allocChunk {
 		s.chunks = append(s.chunks, make([]liveAlloc, allocChunk))
 	}
 	i := s.n

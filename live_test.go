@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestLiveTableMatchesMap: random inserts and removes, checked against a
@@ -56,4 +57,69 @@ func TestLiveTableMatchesMap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAllocStoreReserve: after reserve(n), the next n adds take slots in
+// the chunks made so far or in the block reserve returned (the memory
+// mapped in ahead), none in a new chunk; slots keep their values and
+// addresses whatever is reserved or added later.
+func TestAllocStoreReserve(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		before, n int // adds before reserve; slots reserved
+		wantBlock bool
+		after     int // adds after the reserved ones
+	}{
+		{"empty store", 0, 3 * allocChunk, true, 10},
+		{"mid chunk", 100, 2*allocChunk + 7, true, allocChunk},
+		{"on a chunk boundary", allocChunk, allocChunk, true, 1},
+		{"room enough", 100, allocChunk - 100, false, 5},
+		{"nothing", 0, 0, false, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s allocStore
+			evs := make([]MemoryEvent, c.before+c.n+c.after)
+			var ptrs []*liveAlloc
+			add := func() {
+				i := len(ptrs)
+				if got := s.add(liveAlloc{ev: &evs[i], seq: uint64(i)}); got != int32(i) {
+					t.Fatalf("add %d returned slot %d", i, got)
+				}
+				ptrs = append(ptrs, s.at(int32(i)))
+			}
+			for range c.before {
+				add()
+			}
+			block := s.reserve(c.n)
+			if (block != nil) != c.wantBlock {
+				t.Fatalf("reserve(%d) after %d adds: block of %d, want a block: %v", c.n, c.before, len(block), c.wantBlock)
+			}
+			chunks := len(s.chunks)
+			for range c.n {
+				add()
+				if p := ptrs[len(ptrs)-1]; block != nil && len(ptrs) > chunkRoom(c.before) && !inSlice(block, p) {
+					t.Fatalf("slot %d is outside the reserved block", len(ptrs)-1)
+				}
+			}
+			if len(s.chunks) != chunks {
+				t.Fatalf("%d reserved adds made %d new chunks", c.n, len(s.chunks)-chunks)
+			}
+			for range c.after {
+				add()
+			}
+			for i, p := range ptrs {
+				if s.at(int32(i)) != p || p.ev != &evs[i] || p.seq != uint64(i) {
+					t.Fatalf("slot %d moved or changed", i)
+				}
+			}
+		})
+	}
+}
+
+// chunkRoom is the slots in the chunks made by n adds.
+func chunkRoom(n int) int { return (n + allocChunk - 1) / allocChunk * allocChunk }
+
+func inSlice(s []liveAlloc, p *liveAlloc) bool {
+	lo, hi := uintptr(unsafe.Pointer(&s[0])), uintptr(unsafe.Pointer(&s[len(s)-1]))
+	return lo <= uintptr(unsafe.Pointer(p)) && uintptr(unsafe.Pointer(p)) <= hi
 }
