@@ -21,6 +21,12 @@ import (
 // too few for the work to pay.
 const MinBytes = 2 << 20
 
+// HugeMinBytes is the smallest buffer Ahead asks huge pages for: a smaller
+// one holds few whole huge pages, and the two system calls of the advice,
+// which split the mapping and merge it back, cost about what the faults
+// saved (the readers' 4 MB chunks were read 2.5% slower with it).
+const HugeMinBytes = 8 << 20
+
 // chunk is what one system call maps in: small enough that a stop waits
 // for little (64 pages, under a millisecond), big enough that the calls
 // cost nothing beside the faults.
@@ -46,8 +52,8 @@ func Bytes[T any](s []T) []byte {
 //
 // Where the system gives huge pages only to memory that asks for them
 // (Linux with transparent huge pages in "madvise" mode), Ahead also asks
-// for them on the buffers' whole 2 MiB blocks until stop: one fault then
-// maps in 512 pages. Stop takes the advice back, so that the kernel does
+// for them on the whole huge-page blocks (2 MiB on x86-64) of the buffers
+// of HugeMinBytes or more, until stop: one fault then maps in 512 pages. Stop takes the advice back, so that the kernel does
 // not later rebuild huge pages out of memory the Go runtime has returned
 // (the cause of the runtime's own retreat from MADV_HUGEPAGE in Go 1.21.1).
 // GODEBUG=disablethp=1 turns the advice off, as it does the runtime's.
@@ -62,7 +68,7 @@ func Ahead(bufs ...[]byte) (stop func()) {
 		return func() {}
 	}
 	big := slices.DeleteFunc(slices.Clone(bufs), func(b []byte) bool { return !isBig(b) })
-	unadvise := adviseHuge(big)
+	unadvise := adviseHuge(slices.DeleteFunc(slices.Clone(big), func(b []byte) bool { return len(b) < HugeMinBytes }))
 	if runtime.GOMAXPROCS(0) < 2 || unsupported.Load() {
 		return sync.OnceFunc(unadvise)
 	}

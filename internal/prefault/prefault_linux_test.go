@@ -2,7 +2,6 @@ package prefault
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -180,29 +179,39 @@ func vmFlags(t *testing.T, p uintptr) (flags []string, hugeKB int) {
 }
 
 // TestAheadAdvisesHugePages: where huge pages come only when asked, the
-// buffer's whole huge-page blocks ask for them until stop, and then say
-// no, with GOMAXPROCS 1 (no helper) too; the contents are kept.
+// whole huge-page blocks of a buffer of HugeMinBytes or more ask for them
+// until stop, and then say no, with GOMAXPROCS 1 (no helper) too; a smaller
+// buffer is left alone; the contents are kept.
 func TestAheadAdvisesHugePages(t *testing.T) {
 	size := hugeSize()
 	if size == 0 {
 		t.Skip("this system gives huge pages without asking, or never (or GODEBUG disablethp=1)")
 	}
-	for _, procs := range []int{1, 2} {
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			b, err := syscall.Mmap(-1, 0, 4*size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	for _, c := range []struct {
+		name  string
+		n     int
+		procs int
+		want  bool // advised until stop
+	}{
+		{"big", HugeMinBytes + 2*size, 2, true},
+		{"big, GOMAXPROCS=1", HugeMinBytes + 2*size, 1, true},
+		{"under HugeMinBytes", HugeMinBytes - size, 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.procs))
+			b, err := syscall.Mmap(-1, 0, c.n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer syscall.Munmap(b)
 			blocks := whole(b, size)
-			if len(blocks) < 2*size {
-				t.Fatalf("%d bytes of whole blocks in 4 blocks of memory, want at least 2 blocks", len(blocks))
+			if len(blocks) == 0 {
+				t.Fatalf("no whole block in %d bytes", c.n)
 			}
 			p := uintptr(unsafe.Pointer(&blocks[0]))
 			stop := Ahead(b)
-			if flags, _ := vmFlags(t, p); !slices.Contains(flags, "hg") {
-				t.Errorf("before stop: VmFlags %v, want hg", flags)
+			if flags, _ := vmFlags(t, p); slices.Contains(flags, "hg") != c.want {
+				t.Errorf("before stop: VmFlags %v, want hg: %v", flags, c.want)
 			}
 			for i := range b {
 				b[i] = byte(i)
@@ -210,8 +219,8 @@ func TestAheadAdvisesHugePages(t *testing.T) {
 			_, hugeKB := vmFlags(t, p)
 			t.Logf("%d kB of huge pages in the mapping", hugeKB)
 			stop()
-			if flags, _ := vmFlags(t, p); slices.Contains(flags, "hg") || !slices.Contains(flags, "nh") {
-				t.Errorf("after stop: VmFlags %v, want nh and not hg", flags)
+			if flags, _ := vmFlags(t, p); slices.Contains(flags, "hg") || slices.Contains(flags, "nh") != c.want {
+				t.Errorf("after stop: VmFlags %v, want nh: %v, and not hg", flags, c.want)
 			}
 			for i := range b {
 				if b[i] != byte(i) {
