@@ -53,9 +53,10 @@ func Bytes[T any](s []T) []byte {
 // Where the system gives huge pages only to memory that asks for them
 // (Linux with transparent huge pages in "madvise" mode), Ahead also asks
 // for them on the whole huge-page blocks (2 MiB on x86-64) of the buffers
-// of HugeMinBytes or more, until stop: one fault then maps in 512 pages. Stop takes the advice back, so that the kernel does
-// not later rebuild huge pages out of memory the Go runtime has returned
-// (the cause of the runtime's own retreat from MADV_HUGEPAGE in Go 1.21.1).
+// of HugeMinBytes or more, until stop: one fault then maps in 512 pages.
+// Stop takes the advice back, so that the kernel does not later rebuild
+// huge pages out of memory the Go runtime has returned (the cause of the
+// runtime's own retreat from MADV_HUGEPAGE in Go 1.21.1).
 // GODEBUG=disablethp=1 turns the advice off, as it does the runtime's.
 //
 // The contents of the buffers do not change, and the caller may read and

@@ -1,6 +1,9 @@
 package prefault
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // TestAheadKeepsContents: the buffer is written while its pages are mapped
 // in, and read back whole; under the race detector this also shows that
@@ -37,5 +40,40 @@ func TestAheadKeepsContents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWhole: the part returned lies in b, starts on a block boundary, is
+// whole blocks long, and leaves less than a block at either end (so it is
+// the largest such part); nil when b holds no whole block.
+func TestWhole(t *testing.T) {
+	mem := make([]byte, 1<<16)
+	for _, size := range []int{1, 64, 4096} {
+		for _, off := range []int{0, 1, 63, 64, 100, 4095, 4096} {
+			for _, n := range []int{0, 1, 63, 64, 65, 4096, 8191, 8192, 12345} {
+				b := mem[off : off+n]
+				w := whole(b, size)
+				base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+				bStart, bEnd := base+uintptr(off), base+uintptr(off+n)
+				if len(w) == 0 {
+					// No block boundary pair inside b.
+					first := (bStart + uintptr(size) - 1) &^ uintptr(size-1)
+					if first+uintptr(size) <= bEnd {
+						t.Errorf("size %d, b at %d+%d: no whole block returned, but one fits at %d", size, off, n, first-base)
+					}
+					continue
+				}
+				wStart := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
+				wEnd := wStart + uintptr(len(w))
+				switch {
+				case wStart < bStart || wEnd > bEnd:
+					t.Errorf("size %d, b at %d+%d: result [%d, %d) outside b", size, off, n, wStart-base, wEnd-base)
+				case wStart%uintptr(size) != 0 || len(w)%size != 0:
+					t.Errorf("size %d, b at %d+%d: result [%d, %d) not whole blocks", size, off, n, wStart-base, wEnd-base)
+				case wStart-bStart >= uintptr(size) || bEnd-wEnd >= uintptr(size):
+					t.Errorf("size %d, b at %d+%d: result [%d, %d) leaves a whole block out", size, off, n, wStart-base, wEnd-base)
+				}
+			}
+		}
 	}
 }
