@@ -287,7 +287,7 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 		}
 		return true
 	case fastSkip:
-		return true
+		return false // collected, to check that no name is given twice
 	case fastOff:
 		return false
 	}
@@ -393,6 +393,24 @@ func (d *recordDecoder) readLine() ([]byte, error) {
 	return line, err
 }
 
+// dupField returns the error for a name given twice in a skipped record,
+// among the members collected and "kind" when the fused path consumed it;
+// nil when there is none. The record is not read, but the rule that a
+// field is given once holds for every record.
+func (d *recordDecoder) dupField(withKind bool) *ParseError {
+	line, alts := d.scan.b, d.scan.alts
+	seen := make(map[string]bool, len(d.members)+1)
+	seen["kind"] = withKind
+	for i := range d.members {
+		name := d.members[i].name(line, alts)
+		if seen[string(name)] {
+			return &ParseError{Line: d.line, Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
+		}
+		seen[string(name)] = true
+	}
+	return nil
+}
+
 func isBlank(b []byte) bool {
 	for _, c := range b {
 		if !isSpace(c) {
@@ -430,6 +448,9 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		if !isBlank(line[end:]) {
 			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
 				strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+		}
+		if perr := d.dupField(true); perr != nil {
+			return recNone, perr
 		}
 		return recNone, nil
 	case fastOn:
@@ -478,8 +499,11 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	if !found {
 		return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "missing required field"}
 	}
-	if kind == recNone {
-		return recNone, nil // unknown or /7-only kind: skipped
+	if kind == recNone { // unknown or /7-only kind: skipped
+		if perr := d.dupField(false); perr != nil {
+			return recNone, perr
+		}
+		return recNone, nil
 	}
 	if d.metaLine == 0 && kind != recMeta {
 		return recNone, &ParseError{Line: d.line, Kind: kind.String(),
