@@ -244,7 +244,8 @@ type recordDecoder struct {
 	kind    recordKind
 	seen    uint32
 	fastErr *ParseError
-	records int // non-blank lines seen
+	records int   // non-blank lines seen
+	offset  int64 // bytes read so far, up to the end of the line just read
 }
 
 // newRecordDecoder returns a decoder of the JSONL stream r (already
@@ -389,6 +390,7 @@ func (d *recordDecoder) readLine() ([]byte, error) {
 	}
 	if len(line) > 0 {
 		d.line++
+		d.offset += int64(len(line))
 	}
 	return line, err
 }

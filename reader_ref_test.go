@@ -464,10 +464,27 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 }
 
 // refCompare reads in with both readers and reports a disagreement: one
-// accepts what the other rejects, or the documents differ.
+// accepts what the other rejects, or the documents differ. The fast reader
+// reads it twice: told its size, and with chunks of 4 values told a third
+// of it, so that its sections are reserved too small and overflow.
 func refCompare(in []byte) string {
 	want, werr := refReadJSONL(bytes.NewReader(in))
-	got, gerr := readJSONL(bytes.NewReader(in))
+	got, gerr := readJSONL(bytes.NewReader(in), int64(len(in)))
+	if msg := refDisagree(want, got, werr, gerr); msg != "" {
+		return msg
+	}
+	defer func(old int) { maxChunk = old }(maxChunk)
+	maxChunk = 4
+	got, gerr = readJSONL(bytes.NewReader(in), int64(len(in))/3)
+	if msg := refDisagree(want, got, werr, gerr); msg != "" {
+		return "sections reserved too small: " + msg
+	}
+	return ""
+}
+
+// refDisagree reports a disagreement between the reference's results and
+// the fast reader's.
+func refDisagree(want, got *TraceDocument, werr, gerr error) string {
 	switch {
 	case (werr == nil) != (gerr == nil):
 		return fmt.Sprintf("reference error %v, ReadTrace error %v", werr, gerr)

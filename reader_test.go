@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -661,5 +662,262 @@ func TestReadTracePrefaultChangesNothing(t *testing.T) {
 		if c.name == "broken" && withErr == "" {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// TestChunkedReserve: a reserved section keeps its values in order, and
+// slice hands out the reserved block itself only when the count ends
+// within 1/16 of it (or 64 values); otherwise it copies, leaving no room.
+func TestChunkedReserve(t *testing.T) {
+	defer func(old int) { maxChunk = old }(maxChunk)
+	maxChunk = 8
+	for _, c := range []struct {
+		name, reason string
+		before       int // values added before reserve
+		total        int // reserve's argument
+		n            int // values added in all
+		wantBlock    bool
+		wantShared   bool // slice returns the reserved block (when there is one)
+	}{
+		{"exact", "the estimate was right: no copy", 20, 2000, 2000, true, true},
+		{"within 1/16", "125 values to spare of 2000 are kept", 20, 2000, 1880, true, true},
+		{"over 1/16", "200 values of slack: copied out to the exact length", 20, 2000, 1800, true, false},
+		{"overflow", "the estimate was low: chunks take the rest, then one copy", 20, 2000, 2500, true, false},
+		{"at the start", "nothing to move into the block", 0, 100, 100, true, true},
+		{"one chunk", "a chunk or less is left to the chunks", 3, 5, 8, false, false},
+		{"below the count", "reserving fewer than are there does nothing", 50, 40, 60, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ch chunked[int]
+			i := 0
+			for ; i < c.before; i++ {
+				ch.add(&i)
+			}
+			ch.reserve(c.total)
+			block := ch.cur
+			if got := cap(block) == c.total; got != c.wantBlock {
+				t.Fatalf("%s: reserve(%d) after %d values: cur has cap %d", c.reason, c.total, c.before, cap(block))
+			}
+			for ; i < c.n; i++ {
+				ch.add(&i)
+			}
+			got := ch.slice()
+			if want := intsUpTo(c.n); !slices.Equal(got, want) {
+				t.Fatalf("%s: slice() = %d values, not 0..%d in order", c.reason, len(got), c.n-1)
+			}
+			if cap(got) != len(got) {
+				t.Errorf("%s: slice() has cap %d for %d values", c.reason, cap(got), len(got))
+			}
+			if shared := unsafe.SliceData(got) == unsafe.SliceData(block); c.wantBlock && shared != c.wantShared {
+				t.Errorf("%s: slice() returned the reserved block: %v, want %v", c.reason, shared, c.wantShared)
+			}
+		})
+	}
+}
+
+func intsUpTo(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// TestExpect: a section is expected to go on growing at the rate it grew,
+// with 1/32 to spare, and never to take more memory than the input left.
+func TestExpect(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		n, grown         int
+		over, rest, elem int64
+		want             int
+		reason           string
+	}{
+		{"not growing", 100, 0, 1000, 15000, 8, 100, "a section that did not grow is left to its chunks"},
+		{"nothing left", 100, 50, 1000, 0, 8, 100, "the input is all read"},
+		{"nothing read", 100, 50, 0, 15000, 8, 100, "no rate to go by"},
+		{"same rate", 100, 50, 1000, 15000, 8, 873, "750 more at the same rate, plus 23"},
+		{"bounded", 10, 1000, 1000, 100_000, 100, 1010, "103125 more at that rate would take 10 MB for 100 kB of input"},
+	} {
+		if got := expect(c.n, c.grown, c.over, c.rest, c.elem); got != c.want {
+			t.Errorf("%s: expect(%d, %d, %d, %d, %d) = %d, want %d (%s)", c.name, c.n, c.grown, c.over, c.rest, c.elem, got, c.want, c.reason)
+		}
+	}
+}
+
+// TestSizer: the sizer notes the counts at a thirty-second of the input and
+// reserves at a sixteenth, at the rate of growth in between: a preamble
+// before the first step does not count.
+func TestSizer(t *testing.T) {
+	defer func(old int) { maxChunk = old }(maxChunk)
+	maxChunk = 8
+	if z := newSizer(-1); z.at != -1 {
+		t.Errorf("unknown size: the sizer acts at %d, want never (-1)", z.at)
+	}
+	if z := newSizer(0); z.at != -1 {
+		t.Errorf("size 0: the sizer acts at %d, want never (-1)", z.at)
+	}
+	var sec sections
+	var mem MemoryEvent
+	var op Op
+	addMem := func(n int) {
+		for range n {
+			sec.mem.add(&mem)
+		}
+	}
+	addMem(40) // the preamble: 40 events in the first 10 kB
+	sec.ops.add(&op)
+	z := newSizer(320_000)
+	if z.at != 10_000 {
+		t.Fatalf("size 320000: first step at %d, want 10000", z.at)
+	}
+	z.step(&sec, 10_000)
+	if z.at != 20_000 || cap(sec.mem.cur) == 0 || sec.mem.full != nil && cap(sec.mem.cur) > maxChunk {
+		t.Fatalf("after noting: next step at %d (want 20000), or a section was reserved early", z.at)
+	}
+	addMem(50) // 50 events in the next 10 kB
+	z.step(&sec, 20_000)
+	// 90 + 50/10000 × 300000 × 33/32 = 90 + 1546.875
+	if got := cap(sec.mem.cur); got != 1636 {
+		t.Errorf("memory section reserved for %d events, want 1636 (the rate after the preamble)", got)
+	}
+	if got := cap(sec.ops.cur); got > maxChunk {
+		t.Errorf("ops section, which did not grow, reserved for %d", got)
+	}
+	if z.at != -1 {
+		t.Errorf("after reserving: next step at %d, want never (-1)", z.at)
+	}
+}
+
+// TestInputSize: the size of what is left to read, from readers that tell
+// it without being read; -1 from the others.
+func TestInputSize(t *testing.T) {
+	data := []byte("0123456789abcdef")
+	read := bytes.NewReader(data)
+	if _, err := read.Read(make([]byte, 6)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(4, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for _, c := range []struct {
+		name string
+		r    io.Reader
+		want int64
+	}{
+		{"bytes.Reader", bytes.NewReader(data), 16},
+		{"bytes.Reader partly read", read, 10},
+		{"strings.Reader", strings.NewReader("abc"), 3},
+		{"bytes.Buffer", bytes.NewBuffer(data), 16},
+		{"file at offset 4", f, 12},
+		{"pipe", pr, -1},
+		{"a plain reader", io.MultiReader(bytes.NewReader(data)), -1},
+	} {
+		if got := inputSize(c.r); got != c.want {
+			t.Errorf("%s: inputSize = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReadTraceSizeHint: the input's size only sizes the sections. Right,
+// too small, too big or unknown, it gives the same document, or the same
+// error; so does ReadTrace from a file, a bytes.Reader and a plain reader.
+func TestReadTraceSizeHint(t *testing.T) {
+	defer func(old int) { maxChunk = old }(maxChunk)
+	maxChunk = 16 // so that small sections are reserved
+	var g bytes.Buffer
+	if _, err := gen.Write(&g, gen.Config{Seed: 13, MemoryEvents: 3000, Devices: 2, Anomalies: true, SampleEvery: 5}); err != nil {
+		t.Fatal(err)
+	}
+	broken := append(slices.Clip(g.Bytes()), "{\"kind\": \"memory\"\n"...)
+	for _, in := range []struct {
+		name string
+		data []byte
+	}{{"generated", g.Bytes()}, {"broken at the end", broken}, {"full", []byte(rdFullTrace())}} {
+		size := int64(len(in.data))
+		want, wantErr := readJSONL(bytes.NewReader(in.data), -1)
+		for _, c := range []struct {
+			name   string
+			size   int64
+			reason string
+		}{
+			{"exact", size, "the sections are reserved a sixteenth in"},
+			{"too small", size / 5, "reserved early and too small: chunks take the rest"},
+			{"too big", size * 5, "reserved too big: copied out at the end"},
+			{"one byte", 1, "reserved after the first record, before any section has a value"},
+		} {
+			got, err := readJSONL(bytes.NewReader(in.data), c.size)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("%s, size %s (%s): error %v, want %v", in.name, c.name, c.reason, err, wantErr)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, size %s (%s): (-unknown size +this size):\n%s", in.name, c.name, c.reason, diff[:min(len(diff), 2000)])
+			}
+		}
+		path := filepath.Join(t.TempDir(), "trace")
+		if err := os.WriteFile(path, in.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []struct {
+			name string
+			read func() (*TraceDocument, error)
+		}{
+			{"ReadTraceFile", func() (*TraceDocument, error) { return ReadTraceFile(path) }},
+			{"bytes.Reader", func() (*TraceDocument, error) { return ReadTrace(bytes.NewReader(in.data)) }},
+			{"plain reader", func() (*TraceDocument, error) { return ReadTrace(io.MultiReader(bytes.NewReader(in.data))) }},
+		} {
+			got, err := r.read()
+			if (err == nil) != (wantErr == nil) {
+				t.Errorf("%s, %s: error %v, want %v", in.name, r.name, err, wantErr)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, %s: (-want +got):\n%s", in.name, r.name, diff[:min(len(diff), 2000)])
+			}
+		}
+	}
+}
+
+// TestReadTraceSizeHintSavesCopy: told the input's size, the reader puts
+// the memory section of a trace whose records come at a steady rate in one
+// block handed out as is, and so allocates less than without the size, by
+// at least half that section, which it then copies at the end.
+func TestReadTraceSizeHintSavesCopy(t *testing.T) {
+	defer func(old int) { maxChunk = old }(maxChunk)
+	maxChunk = 64
+	lines := []string{tMeta, tRoot}
+	for range 20_000 {
+		lines = append(lines, tMem)
+	}
+	in := []byte(rdLines(append(lines, tRootEnd)...))
+	allocated := func(size int64) (uint64, *TraceDocument) {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		doc, err := readJSONL(bytes.NewReader(in), size)
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m1.TotalAlloc - m0.TotalAlloc, doc
+	}
+	unknown, doc := allocated(-1)
+	known, _ := allocated(int64(len(in)))
+	section := uint64(len(doc.Memory)) * uint64(unsafe.Sizeof(MemoryEvent{}))
+	if known+section/2 > unknown {
+		t.Errorf("allocated %d bytes with the size, %d without: want a saving of at least half the memory section (%d bytes)", known, unknown, section)
 	}
 }

@@ -33,7 +33,7 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 		return nil, nil, err
 	}
 	if format != formatJSONL {
-		doc, err := readDecoded(src)
+		doc, err := readDecoded(src, -1)
 		if err != nil {
 			return nil, nil, err
 		}
