@@ -38,8 +38,8 @@ func genFile(b *testing.B, cfg gen.Config) (string, gen.Stats) {
 	}
 	st, err := gen.Write(f, cfg)
 	if err == nil {
-		// On disk before any timed read: the write-back of a 4 GB file
-		// would otherwise slow the first benchmark that reads it.
+		// On disk before any timed read, so that no write-back of a 4 GB
+		// file runs during one.
 		err = f.Sync()
 	}
 	if err == nil {

@@ -46,6 +46,17 @@ const (
 
 func rdLines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
+// rdManyFields returns a record of the given kind with n more fields, f0 to
+// f(n-1).
+func rdManyFields(kind string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"kind":"` + kind + `"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"f%d":%d`, i, i)
+	}
+	return b.String() + "}"
+}
+
 func rdU64(v uint64) *uint64   { return &v }
 func rdF64(v float64) *float64 { return &v }
 
@@ -122,6 +133,8 @@ func TestReadTraceValid(t *testing.T) {
 		{"kind not first", "the JSONL is detected by a top-level kind anywhere in the first object",
 			rdLines(`{"schema":"candle-graph/trace/6","run_id":"r","correlation_id":"r/1","entrypoint":"main","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":3,"warmup_steps":1,"device":"cuda:0","timing_mode":"host","tags":{"a":"b"},"kind":"meta"}`),
 			minimal(func(*TraceDocument) {})},
+		{"skipped record, many fields", "20 distinct names in a skipped record, checked through a map, are no duplicates",
+			rdLines(tMeta, rdManyFields("later", 20), `{"x":1,"kind":"later","y":2}`), minimal(func(*TraceDocument) {})},
 		{"unknown kinds and fields", "unknown record kinds and unknown fields are ignored",
 			rdLines(tMeta, `{"kind":"future_thing","x":[1,{"y":null}]}`, strings.Replace(tRoot, `{"kind"`, `{"extra":{"deep":[1,2,"x"]},"kind"`, 1), tRootEnd),
 			minimal(func(d *TraceDocument) {
@@ -285,6 +298,10 @@ func TestReadTraceErrors(t *testing.T) {
 			`^line 2: memory: bytes: duplicate field$`, ErrInvalidJSON, 2},
 		{"duplicate field, skipped kind", "a record of a kind that is skipped still names a field once (found by FuzzReadTraceReference)",
 			rdLines(tMeta, `{"kind":"later","a":1,"a":2}`), `^line 2: a: duplicate field$`, ErrInvalidJSON, 2},
+		{"duplicate field, skipped kind, many fields", "past 16 members the names go through a map", rdLines(tMeta, strings.Replace(rdManyFields("later", 20), "}", `,"f7":1}`, 1)),
+			`^line 2: f7: duplicate field$`, ErrInvalidJSON, 2},
+		{"duplicate kind, skipped kind, many fields", "kind given again after 20 other names", rdLines(tMeta, strings.Replace(rdManyFields("later", 20), "}", `,"kind":"later"}`, 1)),
+			`^line 2: kind: duplicate field$`, ErrInvalidJSON, 2},
 		{"duplicate kind, skipped kind", "kind first, then again, in a skipped record", rdLines(tMeta, `{"kind":"later","kind":"later"}`),
 			`^line 2: kind: duplicate field$`, ErrInvalidJSON, 2},
 		{"duplicate field, kind not first", "the collecting path: kind comes after the names given twice", rdLines(tMeta, `{"\u0061":1,"a":2,"kind":"later"}`),
