@@ -36,7 +36,7 @@ func writeFaults(t *testing.T, b []byte) int64 {
 		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 			t.Fatal(err)
 		}
-		return ru.Minflt
+		return int64(ru.Minflt) // int32 on 32-bit systems
 	}
 	before := minor()
 	for i := 0; i < len(b); i += syscall.Getpagesize() {
