@@ -697,7 +697,7 @@ func TestChunkedReserve(t *testing.T) {
 		wantShared   bool // slice returns the reserved block (when there is one)
 	}{
 		{"exact", "the estimate was right: no copy", 20, 2000, 2000, true, true},
-		{"within 1/16", "125 values to spare of 2000 are kept", 20, 2000, 1880, true, true},
+		{"within 1/16", "120 values of slack, within 2000/16 = 125: kept", 20, 2000, 1880, true, true},
 		{"over 1/16", "200 values of slack: copied out to the exact length", 20, 2000, 1800, true, false},
 		{"overflow", "the estimate was low: chunks take the rest, then one copy", 20, 2000, 2500, true, false},
 		{"at the start", "nothing to move into the block", 0, 100, 100, true, true},
