@@ -12,9 +12,14 @@ import (
 	"unsafe"
 )
 
-// ErrOutOfOrder is returned (wrapped) by Analyzer.Add for an event stamped
-// earlier than the event before it.
-var ErrOutOfOrder = errors.New("memory event goes back in time")
+// ErrOutOfOrder is returned (wrapped) by an Analyzer, and so by
+// AnalyzeStream, for a record that a replay in one pass cannot take where
+// it stands, because the records before it were replayed without it: a
+// memory event stamped before the event before it, a span that starts after
+// a record named it, a span_end or op that comes after memory events that
+// changed what it measures. ReadTrace and Analyze take such traces: they
+// see the whole trace before the replay.
+var ErrOutOfOrder = errors.New("out of order")
 
 // SpanError reports a span record that does not fit the spans seen before.
 type SpanError struct {
@@ -32,9 +37,13 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // equal timestamps are applied in the order they are added (that order is
 // what an allocator's running total follows). A span must be added before
 // the memory events and ops that name it, and before the spans that name it
-// as their parent; a span_end should arrive before any memory event stamped
-// after the span's end, or the span's residual bytes are measured at the
-// first later event instead.
+// as their parent; its end (EndSpan) and its ops must come before memory
+// events stamped after its end that change what they measure. A record out
+// of that order gets an error wrapping ErrOutOfOrder, and the Analyzer
+// stays as it was: the answers never silently differ from those of the
+// whole trace replayed in order. Where a record names a span only in ways
+// that cannot change the answer (with SkipNodeMetrics, after the first
+// backward event), the order of spans is free.
 //
 // The Analyzer keeps references to the strings and Shape slices of the
 // records it is given (it does not copy them): callers must not modify a
@@ -89,6 +98,15 @@ type Analyzer struct {
 	spanID    map[string]int32
 	freeSpans []int32 // slots of forgotten spans (SkipNodeMetrics)
 	ends      endHeap // closed spans whose residual is not measured yet
+	// named holds the ids of spans not added yet that records named where
+	// the span mattered to the answer: such a span, added later, comes out
+	// of order. It is nil for a document, whose spans all come first.
+	named map[string]struct{}
+	// goneBackward holds, until the first backward event, the ids of
+	// backward spans forgotten (SkipNodeMetrics): records after a span's
+	// end may still name it, or name it as their parent, and until then
+	// its step decides autograd_retained_bytes.
+	goneBackward map[string]struct{}
 
 	ops     []opState
 	opCount map[string]int32 // ops seen per unknown span id, for op indices
@@ -147,6 +165,7 @@ type spanState struct {
 	end      uint64
 	own      uint64 // bytes of the span's own ops
 	cur      uint64 // bytes live that the subtree allocated
+	changed  uint64 // timestamp of the last event that changed cur
 	peak     uint64
 	residual uint64
 }
@@ -171,6 +190,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		freed:    make(map[uint64]struct{}),
 		spanID:   make(map[string]int32),
 		opCount:  make(map[string]int32),
+		named:    make(map[string]struct{}),
 	}
 	a.err = opts.check()
 	a.nodes, a.forget = !opts.SkipNodeMetrics, opts.SkipNodeMetrics
@@ -231,14 +251,29 @@ func (a *Analyzer) span(id string) int32 {
 	return i
 }
 
-// stepOfEvent returns the step of the event's span (index span, -1 when
-// unknown), own or inherited.
-func (a *Analyzer) stepOfEvent(ev *MemoryEvent, span int32) Step {
-	if a.stepOf != nil {
-		return a.stepOf(ev.SpanID)
+// namedSpan returns the index of the span with the given id, or -1; a record
+// names it, and the answer depends on that span.
+func (a *Analyzer) namedSpan(id string) int32 {
+	i := a.span(id)
+	if i < 0 && a.named != nil {
+		if _, gone := a.goneBackward[id]; !gone {
+			a.named[id] = struct{}{}
+		}
 	}
-	if span >= 0 {
+	return i
+}
+
+// stepOfSpan returns the step of the span with the given id, own or
+// inherited, whose index is span (-1 when it is not known).
+func (a *Analyzer) stepOfSpan(id string, span int32) Step {
+	switch {
+	case a.stepOf != nil:
+		return a.stepOf(id)
+	case span >= 0:
 		return a.spans[span].step
+	}
+	if _, gone := a.goneBackward[id]; gone {
+		return StepBackward
 	}
 	return StepNone
 }
@@ -271,11 +306,21 @@ func (a *Analyzer) AddSpan(s *Span) error {
 	if _, dup := a.spanID[s.ID]; dup {
 		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
 	}
-	parent := int32(-1)
-	if p, ok := a.spanID[s.ParentID]; ok && s.ParentID != "" {
-		parent = p
+	if _, ok := a.named[s.ID]; ok {
+		return fmt.Errorf("%w: span %q starts after a record that names it", ErrOutOfOrder, s.ID)
 	}
-	a.addSpan(s, parent)
+	parent := int32(-1)
+	if s.ParentID != "" {
+		if a.nodes || !a.autogradSeen { // the parent matters
+			parent = a.namedSpan(s.ParentID)
+		} else if p, ok := a.spanID[s.ParentID]; ok {
+			parent = p
+		}
+	}
+	i := a.addSpan(s, parent)
+	if parent < 0 && s.ParentID != "" && s.Step == StepNone && a.stepOfSpan(s.ParentID, -1) == StepBackward {
+		a.spans[i].step = StepBackward // the child of a forgotten backward span
+	}
 	return nil
 }
 
@@ -311,11 +356,35 @@ func (a *Analyzer) EndSpan(id string, durationNs uint64) error {
 	if !ok {
 		return &SpanError{SpanID: id, Msg: "end of an unknown span"}
 	}
-	if a.spans[i].closed {
+	s := &a.spans[i]
+	if s.closed {
 		return &SpanError{SpanID: id, Msg: "span ended twice"}
+	}
+	if end := addSat(s.start, durationNs); a.nodes && end < a.lastTs {
+		// Memory events stamped after the end were replayed: the residual
+		// is still known if they did not change it.
+		if s.changed > end {
+			return fmt.Errorf("%w: span %q ended at %d ns, before memory events already replayed (up to %d ns) that changed its bytes", ErrOutOfOrder, id, end, a.lastTs)
+		}
+		for o := s.firstOp; o >= 0; o = a.ops[o].next {
+			if !a.unchangedSince(a.ops[o].output, end) {
+				return fmt.Errorf("%w: span %q ended at %d ns, before memory events already replayed (up to %d ns) that may have changed its op's output %q", ErrOutOfOrder, id, end, a.lastTs, a.ops[o].output)
+			}
+		}
 	}
 	a.close(i, durationNs)
 	return nil
+}
+
+// unchangedSince reports whether tensor id's live bytes are known not to
+// have changed since ts: it is live from an alloc stamped at or before ts,
+// or it was never allocated or freed.
+func (a *Analyzer) unchangedSince(id string, ts uint64) bool {
+	h := hashID(id)
+	if slot := a.lookup(id, h); slot >= 0 {
+		return a.allocs.at(slot).ev.TimestampNs <= ts
+	}
+	return !a.wasFreed(h)
 }
 
 func (a *Analyzer) close(i int32, durationNs uint64) {
@@ -342,6 +411,9 @@ func (a *Analyzer) AddOp(op *Op) error {
 		index = a.opCount[op.SpanID]
 		a.opCount[op.SpanID] = index + 1
 	}
+	if !known && a.named != nil {
+		a.named[op.SpanID] = struct{}{} // its ops' indices have begun
+	}
 	bytes := op.Bytes()
 	if bytes == 0 {
 		return nil
@@ -349,6 +421,9 @@ func (a *Analyzer) AddOp(op *Op) error {
 	o := opState{spanID: op.SpanID, index: index, bytes: bytes, output: op.Output, next: -1}
 	if known {
 		s := &a.spans[span]
+		if op.Output != "" && s.closed && s.end < a.lastTs && !a.unchangedSince(op.Output, s.end) {
+			return fmt.Errorf("%w: op of span %q comes after memory events past the span's end (%d ns, up to %d ns) that may have changed its output %q", ErrOutOfOrder, op.SpanID, s.end, a.lastTs, op.Output)
+		}
 		s.own = addSat(s.own, bytes)
 		if op.Output != "" {
 			if s.done { // the span was measured already: measure the op now
@@ -396,7 +471,7 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 		return a.err
 	}
 	if ev.TimestampNs < a.lastTs {
-		return fmt.Errorf("%w: timestamp_ns %d after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
+		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
 	}
 	if ev.Action != ActionAlloc && ev.Action != ActionFree {
 		return fmt.Errorf("memory: invalid action %d", ev.Action)
@@ -411,10 +486,10 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 	// backward event is found.
 	span := int32(-1)
 	if a.nodes || !a.autogradSeen && a.stepOf == nil {
-		span = a.span(ev.SpanID)
+		span = a.namedSpan(ev.SpanID)
 	}
-	if !a.autogradSeen && a.stepOfEvent(ev, span) == StepBackward {
-		a.autogradSeen = true
+	if !a.autogradSeen && a.stepOfSpan(ev.SpanID, span) == StepBackward {
+		a.autogradSeen, a.goneBackward = true, nil
 		for i := range a.devices {
 			a.autogradRel = addSat64(a.autogradRel, a.devices[i].cats[CategoryActivation])
 		}
@@ -584,12 +659,15 @@ func (a *Analyzer) spanAdd(s int32, b uint64) {
 		sp := &a.spans[s]
 		sp.cur = addSat(sp.cur, b)
 		sp.peak = max(sp.peak, sp.cur)
+		sp.changed = a.lastTs
 	}
 }
 
 func (a *Analyzer) spanSub(s int32, b uint64) {
 	for ; s >= 0; s = a.spans[s].parent {
-		a.spans[s].cur = subSat(a.spans[s].cur, b)
+		sp := &a.spans[s]
+		sp.cur = subSat(sp.cur, b)
+		sp.changed = a.lastTs
 	}
 }
 
@@ -605,6 +683,12 @@ func (a *Analyzer) measure(i int32) {
 	s := &a.spans[i]
 	if a.forget {
 		// Forget the span: only open spans are kept.
+		if !a.autogradSeen && s.step == StepBackward {
+			if a.goneBackward == nil {
+				a.goneBackward = make(map[string]struct{})
+			}
+			a.goneBackward[s.id] = struct{}{}
+		}
 		delete(a.spanID, s.id)
 		for j := range a.spanCache {
 			if a.spanCache[j].idx == i+1 {

@@ -165,6 +165,7 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 		return nil, a.err
 	}
 	a.nodes, a.forget = nodes, false
+	a.named = nil // every span is added before the records that name it
 	a.reserve(len(doc.Memory), len(doc.Spans), len(doc.Ops))
 	// Size the live table for the most allocations live at once, as far as
 	// a count of allocs minus frees tells: growing a table of a million live

@@ -10,11 +10,16 @@ import "io"
 //
 // A candle-graph JSONL stream (gzip or not) is read record by record into an
 // Analyzer and never held whole: memory stays bounded by what is live plus
-// the timeline points kept (see Options.MaxTimelinePoints). Its memory
-// records must come in nondecreasing timestamp order; a record that goes
-// back in time is an error naming its line (wrapping ErrOutOfOrder), as
-// are the span errors of ReadTrace. Other formats ReadTrace accepts (the
-// document form, Chrome traces) are read into memory first, then replayed.
+// the timeline points kept (see Options.MaxTimelinePoints). Its records
+// must come in the order an Analyzer needs: memory records in
+// nondecreasing timestamp order, each span_start before the records that
+// name the span, a span_end and the span's ops before memory records
+// stamped after its end that change what they measure (records written as
+// they happen are). A record out of that order is an error naming its line
+// and wrapping ErrOutOfOrder; such a trace can be read whole with ReadTrace
+// and analyzed with Analyze. The span errors of ReadTrace are errors here
+// too. Other formats ReadTrace accepts (the document form, Chrome traces)
+// are read into memory first, then replayed.
 //
 // On any error, including a truncated or corrupt input, AnalyzeStream
 // returns no profile: a partial one would pass for the whole.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -210,6 +211,94 @@ func TestStreamOtherFormats(t *testing.T) {
 	}
 }
 
+// TestStreamOrder: each way a record can come too late for a replay in one
+// pass, refused with ErrOutOfOrder at its line, beside the same record
+// where its lateness cannot change the answer, which streams to the
+// document's answer (checkStreamAgrees).
+func TestStreamOrder(t *testing.T) {
+	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}`
+	span := func(id, parent, step string) string {
+		s := fmt.Sprintf(`{"kind":"span_start","id":%q,"name":"n","start_ns":0,"span_kind":"function","measured":true`, id)
+		if parent != "" {
+			s += fmt.Sprintf(`,"parent_id":%q`, parent)
+		}
+		if step != "" {
+			s += fmt.Sprintf(`,"step":%q`, step)
+		}
+		return s + "}"
+	}
+	end := func(id string, ns int) string {
+		return fmt.Sprintf(`{"kind":"span_end","id":%q,"duration_ns":%d}`, id, ns)
+	}
+	mem := func(ts int, action, id, span, cat string) string {
+		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":%q,"span_id":%q,"device":"cuda:0","bytes":64,"action":%q,"shape":[16],"dtype":"f32","category":%q}`, ts, id, span, action, cat)
+	}
+	op := func(span, output string) string {
+		return fmt.Sprintf(`{"kind":"op","span_id":%q,"op_name":"mm","inputs":[],"output":%q,"shape":[16],"dtype":"f32","device":"cuda:0","duration_ns":1,"timestamp_ns":1,"input_storage_bytes":0}`, span, output)
+	}
+	tests := []struct {
+		name, why string
+		records   []string
+		err       string // "" when the trace streams
+	}{
+		{"span-after-memory", "a memory record named the span: its bytes were not counted in it",
+			[]string{mem(1, "alloc", "a", "s", "activation"), span("s", "", "")},
+			`line 3: span_start: out of order: span "s" starts after a record that names it`},
+		{"span-after-child", "a span named it as parent: the child was made a root",
+			[]string{span("c", "p", ""), span("p", "", ""), mem(1, "alloc", "a", "c", "activation")},
+			`line 3: span_start: out of order: span "p" starts after a record that names it`},
+		{"span-after-op", "an op named it: the op's index and bytes were counted without it",
+			[]string{op("s", "a"), span("s", "", "")},
+			`line 3: span_start: out of order: span "s" starts after a record that names it`},
+		{"span-never-started", "records may name a span that never comes",
+			[]string{mem(1, "alloc", "a", "nowhere", "activation"), op("nowhere", "a"), span("c", "nowhere", "")}, ""},
+		{"end-after-change", "the span's bytes changed after its end, before its span_end came",
+			[]string{span("s", "", ""), mem(5, "alloc", "a", "s", "activation"), mem(20, "free", "a", "s", "activation"), end("s", 10)},
+			`line 5: span_end: out of order: span "s" ended at 10 ns, before memory events already replayed (up to 20 ns) that changed its bytes`},
+		{"end-after-child-change", "a child's bytes are the span's too",
+			[]string{span("s", "", ""), span("c", "s", ""), mem(5, "alloc", "a", "c", "activation"), end("c", 30), mem(20, "free", "a", "c", "activation"), end("s", 10)},
+			`line 7: span_end: out of order: span "s" ended at 10 ns`},
+		{"end-after-other-change", "events past the end that leave the span's bytes as they were change nothing",
+			[]string{span("s", "", ""), span("o", "", ""), mem(5, "alloc", "a", "s", "activation"), mem(20, "alloc", "b", "o", "activation"), end("s", 10), end("o", 30)}, ""},
+		{"end-at-last-event", "an event stamped at the end falls inside the span",
+			[]string{span("s", "", ""), mem(10, "alloc", "a", "s", "activation"), end("s", 10)}, ""},
+		{"end-after-output-freed", "the output of the span's op was freed after the end",
+			[]string{span("s", "", ""), span("o", "", ""), op("s", "a"), mem(5, "alloc", "a", "o", "activation"), mem(20, "free", "a", "o", "activation"), end("s", 10)},
+			`line 7: span_end: out of order: span "s" ended at 10 ns, before memory events already replayed (up to 20 ns) that may have changed its op's output "a"`},
+		{"end-after-output-allocated", "the output of the span's op was allocated after the end",
+			[]string{span("s", "", ""), span("o", "", ""), op("s", "a"), mem(20, "alloc", "a", "o", "activation"), end("s", 10)},
+			`line 6: span_end: out of order: span "s" ended at 10 ns`},
+		{"end-output-untouched", "an output live since before the end, or never allocated, is known at the end",
+			[]string{span("s", "", ""), span("o", "", ""), op("s", "a"), op("s", "never"), mem(5, "alloc", "a", "o", "activation"), mem(20, "alloc", "b", "o", "activation"), end("s", 10)}, ""},
+		{"op-after-output-freed", "an op that comes after its span's end and a later free of its output",
+			[]string{span("s", "", ""), span("o", "", ""), end("s", 10), mem(5, "alloc", "a", "o", "activation"), mem(20, "free", "a", "o", "activation"), op("s", "a")},
+			`line 7: op: out of order: op of span "s" comes after memory events past the span's end (10 ns, up to 20 ns) that may have changed its output "a"`},
+		{"op-output-untouched", "an op after its span's end whose output was live all along",
+			[]string{span("s", "", ""), span("o", "", ""), mem(5, "alloc", "a", "o", "activation"), end("s", 10), mem(20, "alloc", "b", "o", "activation"), op("s", "a")}, ""},
+		{"back-in-time", "a memory record stamped before the one before it",
+			[]string{span("s", "", ""), mem(10, "alloc", "a", "s", "activation"), mem(9, "alloc", "b", "s", "activation")},
+			`line 4: memory: out of order: timestamp_ns 9 comes after 10`},
+		{"ended-backward-span", "a backward span named after its end (forgotten with SkipNodeMetrics) still makes the event backward",
+			[]string{span("b", "", "backward"), span("f", "", "forward"), end("b", 5), mem(6, "alloc", "a", "f", "activation"), mem(9, "alloc", "g", "b", "gradient"), end("f", 20)}, ""},
+		{"child-of-ended-backward-span", "a span under a backward span that ended (forgotten with SkipNodeMetrics) is backward",
+			[]string{span("f", "", "forward"), span("b", "", "backward"), end("b", 5), mem(6, "alloc", "a", "f", "activation"), span("c", "b", ""), mem(7, "alloc", "g", "c", "gradient")}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			trace := []byte(meta + "\n" + strings.Join(tt.records, "\n") + "\n")
+			err := checkStreamAgrees(t, trace, Options{})
+			switch {
+			case tt.err == "" && err != nil:
+				t.Fatalf("%s: %v", tt.why, err)
+			case tt.err != "" && err == nil:
+				t.Fatalf("%s: streamed, want error %q", tt.why, tt.err)
+			case tt.err != "" && !strings.HasPrefix(err.Error(), tt.err):
+				t.Fatalf("%s: error %q, want one starting %q", tt.why, err, tt.err)
+			}
+		})
+	}
+}
+
 func TestStreamErrors(t *testing.T) {
 	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}` + "\n"
 	mem := func(ts int, id string) string {
@@ -224,7 +313,7 @@ func TestStreamErrors(t *testing.T) {
 		msg              string
 	}{
 		{"back-in-time", "a memory record stamped before the previous one is refused, naming its line",
-			meta + mem(10, "a") + "\n" + mem(9, "b"), ErrOutOfOrder, "line 4: memory: memory event goes back in time: timestamp_ns 9 after 10"},
+			meta + mem(10, "a") + "\n" + mem(9, "b"), ErrOutOfOrder, "line 4: memory: out of order: timestamp_ns 9 comes after 10"},
 		{"duplicate-span", "a second span_start of an id", meta + span + span, nil, `line 3: span_start: span "s": duplicate span id`},
 		{"unknown-span-end", "a span_end of a span never started", meta + `{"kind":"span_end","id":"x","duration_ns":1}` + "\n", nil, `line 2: span_end: span "x": end of an unknown span`},
 		{"empty", "no records at all", "", ErrEmptyTrace, ""},
@@ -314,4 +403,114 @@ func TestStreamMemoryBound(t *testing.T) {
 	if peak > bound {
 		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, bound>>20)
 	}
+}
+
+// checkStreamAgrees checks that AnalyzeStream gives no answer that differs
+// from ReadTrace + Analyze + NodeMemoryMetrics for data: either both succeed
+// with the same profile and node metrics (and, with SkipNodeMetrics, the
+// same profile), or both fail, or AnalyzeStream fails with ErrOutOfOrder on
+// an input ReadTrace takes (a record that a replay in one pass cannot take
+// where it stands). It returns AnalyzeStream's error.
+func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
+	t.Helper()
+	got, gotNodes, err := AnalyzeStream(bytes.NewReader(data), opts)
+	doc, rerr := ReadTrace(bytes.NewReader(data))
+	switch {
+	case err != nil && rerr != nil:
+		return err
+	case err != nil:
+		if !errors.Is(err, ErrOutOfOrder) {
+			t.Fatalf("AnalyzeStream: %v; ReadTrace took the input:\n%s", err, data)
+		}
+		return err
+	case rerr != nil:
+		t.Fatalf("ReadTrace: %v; AnalyzeStream took the input:\n%s", rerr, data)
+	}
+	want, aerr := Analyze(doc, opts)
+	if aerr != nil {
+		t.Fatal(aerr)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("profile differs (-Analyze +AnalyzeStream):\n%s\n%s", diff, data)
+	}
+	if diff := cmp.Diff(NodeMemoryMetrics(doc, nil), gotNodes); diff != "" {
+		t.Fatalf("node metrics differ (-NodeMemoryMetrics +AnalyzeStream):\n%s\n%s", diff, data)
+	}
+	skip := opts
+	skip.SkipNodeMetrics = true
+	got, _, err = AnalyzeStream(bytes.NewReader(data), skip)
+	if err != nil {
+		t.Fatalf("AnalyzeStream with SkipNodeMetrics: %v; without, it took the input:\n%s", err, data)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("profile with SkipNodeMetrics differs (-Analyze +AnalyzeStream):\n%s\n%s", diff, data)
+	}
+	return nil
+}
+
+// TestStreamAnyOrder writes the random documents of the reference tests as
+// JSONL (memory out of time order in a third of them, spans starting at 0
+// in half), then moves a few
+// records, any but the meta record, one place down. Whatever the order,
+// AnalyzeStream gives the document's answers or fails with ErrOutOfOrder
+// (checkStreamAgrees); both outcomes must be common, or the test would
+// check little.
+func TestStreamAnyOrder(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	var streamed, refused int
+	reasons := map[string]int{}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		doc := randomDoc(r)
+		if seed%2 == 0 {
+			// Spans at 0, which WriteJSONL writes before the memory records
+			// that name them; the other half start anywhere in 0-59 ns.
+			for i := range doc.Spans {
+				doc.Spans[i].StartNs = 0
+			}
+		}
+		var b bytes.Buffer
+		if err := doc.WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(b.String(), "\n")
+		lines = lines[:len(lines)-1] // after the last newline
+		for range r.IntN(6) {
+			if i := 1 + r.IntN(len(lines)); i+1 < len(lines) {
+				lines[i], lines[i+1] = lines[i+1], lines[i]
+			}
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			if err := checkStreamAgrees(t, []byte(strings.Join(lines, "")), Options{MaxTimelinePoints: r.IntN(4)}); err == nil {
+				streamed++
+			} else if errors.Is(err, ErrOutOfOrder) {
+				refused++
+				reasons[strings.Join(strings.Fields(regexp.MustCompile(`[0-9"]+`).ReplaceAllString(err.Error(), "")), " ")]++
+			}
+		})
+	}
+	t.Logf("%d streamed, %d refused as out of order, of %d", streamed, refused, n)
+	for k, v := range reasons {
+		t.Logf("%5d %s", v, k)
+	}
+	if streamed < n/5 || refused < n/20 {
+		t.Errorf("%d streamed and %d refused of %d: the orders tried are too one-sided", streamed, refused, n)
+	}
+}
+
+// FuzzAnalyzeStream: AnalyzeStream never panics and never gives an answer
+// that differs from ReadTrace + Analyze + NodeMemoryMetrics
+// (checkStreamAgrees).
+func FuzzAnalyzeStream(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opts := Options{}
+		if len(data) > 0 && data[0]%3 == 0 {
+			opts.MaxTimelinePoints = 1 + int(data[0]%7)
+		}
+		checkStreamAgrees(t, data, opts)
+	})
 }
