@@ -98,14 +98,38 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // tracemem.AnalyzeStream while a tap collects its spans, with
 // SkipNodeMetrics unless node metrics are wanted, so memory stays bounded by
 // what is live, the spans and the timeline points kept; any other input is
-// read with tracemem.ReadTrace and analyzed as a document. Panics of the
-// library become errors.
+// read with tracemem.ReadTrace and analyzed as a document. So is a JSONL
+// trace whose records come in an order a stream cannot take
+// (tracemem.ErrOutOfOrder), read again from the start when it is a
+// regular file. Panics of the library become errors.
 func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			t, err = nil, &fileError{file: src.name, err: fmt.Errorf("internal error: %v", v)}
 		}
 	}()
+	seeker, _ := src.r.(io.Seeker)
+	start := int64(-1)
+	if seeker != nil && src.size >= 0 {
+		start, _ = seeker.Seek(0, io.SeekCurrent)
+	}
+	t, err = analyzeFrom(src, lo, prog, true)
+	if err == nil || !errors.Is(err, tracemem.ErrOutOfOrder) {
+		return t, err
+	}
+	if start < 0 {
+		return nil, &fileError{file: src.name, err: fmt.Errorf("%w (such a trace can be read whole from a file, not from a pipe)", errors.Unwrap(err))}
+	}
+	if _, serr := seeker.Seek(start, io.SeekStart); serr != nil {
+		return nil, err
+	}
+	prog.again(src.size - start)
+	return analyzeFrom(src, lo, prog, false)
+}
+
+// analyzeFrom reads and analyzes src from where it stands, streaming a JSONL
+// trace when stream is set.
+func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool) (t *trace, err error) {
 	br := bufio.NewReaderSize(prog.wrap(src.r), 1<<16)
 	var r *bufio.Reader = br
 	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
@@ -117,7 +141,7 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		r = bufio.NewReaderSize(gz, 1<<16)
 	}
 	t = &trace{name: src.name}
-	if isJSONL(r) && lo.noSpans {
+	if stream && isJSONL(r) && lo.noSpans {
 		opts := lo.opts
 		opts.SkipNodeMetrics = !lo.wantNodes
 		p, nodes, err := tracemem.AnalyzeStream(r, opts)
@@ -127,7 +151,7 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		t.profile, t.nodes, t.tree, t.streamed = p, nodes, newSpanTree(), true
 		return t, nil
 	}
-	if isJSONL(r) {
+	if stream && isJSONL(r) {
 		c := newCollector(lo.wantOps)
 		opts := lo.opts
 		opts.SkipNodeMetrics = !lo.wantNodes

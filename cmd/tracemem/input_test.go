@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -195,5 +196,86 @@ func TestJSONLStreams(t *testing.T) {
 		if tr.tree.len() != len(doc.Spans) || len(tr.nodes) == 0 {
 			t.Errorf("%s: %d spans and %d nodes, want %d spans and nodes", c.reason, tr.tree.len(), len(tr.nodes), len(doc.Spans))
 		}
+	}
+}
+
+// TestOutOfOrderReadWhole: a JSONL trace whose records a stream cannot take
+// (two memory records out of time order) is read again from the start and
+// analyzed whole when it is a file, gzipped or not, or standard input
+// redirected from a file: the output is that of the same trace in the
+// document form. From a pipe it cannot be read again; the error says so.
+func TestOutOfOrderReadWhole(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	ts := regexp.MustCompile(`^\{"kind": "memory", "timestamp_ns": (\d+),`)
+	swapped := false
+	for i := len(lines) / 2; i+1 < len(lines) && !swapped; i++ {
+		a, b := ts.FindStringSubmatch(lines[i]), ts.FindStringSubmatch(lines[i+1])
+		if a != nil && b != nil && a[1] != b[1] {
+			lines[i], lines[i+1] = lines[i+1], lines[i]
+			swapped = true
+		}
+	}
+	if !swapped {
+		t.Fatal("no two memory records with different timestamps next to each other in the sample")
+	}
+	reordered := []byte(strings.Join(lines, ""))
+	if _, _, err := tracemem.AnalyzeStream(bytes.NewReader(reordered), tracemem.Options{}); !errors.Is(err, tracemem.ErrOutOfOrder) {
+		t.Fatalf("the reordered sample streams (err %v): the test needs one that does not", err)
+	}
+	doc, err := tracemem.ReadTrace(bytes.NewReader(reordered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docJSON, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(reordered)
+	zw.Close()
+	docPath := write("doc.json", docJSON)
+	jsonlPath := write("trace.jsonl", reordered)
+	gzPath := write("trace.jsonl.gz", gz.Bytes())
+
+	for _, args := range [][]string{{"summary"}, {"nodes", "--top", "40"}, {"profile", "--max-points", "30"}} {
+		want := runCmd(t, nil, append(args, docPath)...)
+		if want.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, want.code, want.stderr)
+		}
+		for _, path := range []string{jsonlPath, gzPath} {
+			got := runCmd(t, nil, append(args, path)...)
+			gotOut := strings.ReplaceAll(got.stdout, "== "+path+" ==", "== "+docPath+" ==")
+			if got.code != 0 || gotOut != want.stdout {
+				t.Errorf("%v %s: exit %d, stderr %q, output differs from the document's: %s", args, path, got.code, got.stderr, lineDiff(want.stdout, gotOut))
+			}
+		}
+		f, err := os.Open(jsonlPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runCmd(t, f, append(args, "-")...)
+		f.Close()
+		gotOut := strings.ReplaceAll(got.stdout, "== "+stdinName+" ==", "== "+docPath+" ==")
+		if got.code != 0 || gotOut != want.stdout {
+			t.Errorf("%v on stdin from a file: exit %d, stderr %q, output differs from the document's: %s", args, got.code, got.stderr, lineDiff(want.stdout, gotOut))
+		}
+	}
+	got := runCmd(t, bytes.NewReader(reordered), "summary", "-")
+	wantErr := regexp.MustCompile(`^tracemem: <stdin>: line \d+: memory: out of order: timestamp_ns \d+ comes after \d+ \(such a trace can be read whole from a file, not from a pipe\)\n$`)
+	if got.code != 1 || !wantErr.MatchString(got.stderr) {
+		t.Errorf("summary of a pipe: exit %d, stderr %q; want exit 1 and an error matching %s", got.code, got.stderr, wantErr)
 	}
 }

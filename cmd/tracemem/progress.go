@@ -84,6 +84,16 @@ func (p *progress) add(n int64) {
 	p.drawn = true
 }
 
+// again adds n bytes to the total: an input read a second time.
+func (p *progress) again(n int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total += n
+}
+
 // finish erases the bar.
 func (p *progress) finish() {
 	if p == nil {

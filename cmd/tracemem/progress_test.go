@@ -89,6 +89,24 @@ func TestProgressDraws(t *testing.T) {
 	}
 }
 
+// TestProgressAgain: an input read a second time (a trace a stream could
+// not take) adds its bytes to the total, so the bar does not pass 100%.
+func TestProgressAgain(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(0, 0)
+	p := &progress{w: &out, total: 100 << 20, start: now, now: func() time.Time { return now }}
+	p.add(80 << 20)
+	p.again(80 << 20)
+	now = now.Add(time.Second)
+	p.add(40 << 20)
+	last := out.String()[strings.LastIndex(out.String(), "\r[")+1:]
+	if !strings.Contains(last, "120.00 MiB / 180.00 MiB") {
+		t.Errorf("draw after 80 MiB read again %q: want 120.00 MiB / 180.00 MiB", last)
+	}
+	var none *progress
+	none.again(1) // no bar: nothing to do, no panic
+}
+
 func TestRenderBar(t *testing.T) {
 	got := renderBar(25<<20, 100<<20, 5*time.Second)
 	want := "[=======>                      ]  25.0%  25.00 MiB / 100.00 MiB  5.00 MiB/s  ETA 0:15"
