@@ -29,7 +29,11 @@
 // For traces larger than memory, AnalyzeStream reads a JSONL trace record
 // by record into an Analyzer, which the one-call functions also use: there
 // is one replay. An Analyzer can also be fed by a profiler as events happen,
-// and asked for a profile at any moment.
+// and asked for a profile at any moment. A replay in one pass needs records
+// in the order they happen (memory in time order, each span before the
+// records that name it); a record that comes too late to give the answers
+// of the whole trace is an error wrapping ErrOutOfOrder, never a different
+// answer.
 //
 // # Units
 //

@@ -22,10 +22,12 @@ type Options struct {
 	// metrics: Analyzer.NodeMetrics then returns nil (so do AnalyzeStream's
 	// node metrics), and a span is remembered only until it ends, so that
 	// the memory of a streamed analysis stays bounded by what is live and the
-	// timeline points kept. The profile is the same for a trace whose memory
-	// events fall inside the spans they name; an event naming a span that
-	// already ended (or whose parent had ended when it started) may lose
-	// the step it would inherit, which only autograd_retained_bytes uses.
+	// timeline points kept. The profile is the same: until the first
+	// backward memory event, the ids of backward spans that ended are kept
+	// for records that name them later (only autograd_retained_bytes
+	// depends on steps). A span id used again after its span ended (which
+	// ReadTrace refuses) is taken for a new span: telling would need the id
+	// of every span that ended.
 	SkipNodeMetrics bool
 }
 
