@@ -49,9 +49,10 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // records it is given (it does not copy them): callers must not modify a
 // Shape's elements after passing it. Its memory is bounded by the live
 // allocations, the spans and ops (only the open spans with
-// Options.SkipNodeMetrics) and the timeline points kept, plus 8 to 24 bytes
-// per freed tensor id: a 64-bit hash of it, to tell a double free from a
-// free of pre-existing memory. (Analyze, which can read a document again,
+// Options.SkipNodeMetrics) and the timeline points kept, plus the ids of
+// spans named before they were added (to refuse them when they come), plus
+// 8 to 24 bytes per freed tensor id: a 64-bit hash of it, to tell a double
+// free from a free of pre-existing memory. (Analyze, which can read a document again,
 // keeps them only from the first free of a tensor that is not live.) Two
 // distinct ids of a trace share a hash with a probability of about n²/2⁶⁵
 // for n freed ids (10⁻⁶ for 5M); a free of pre-existing memory would then
@@ -403,6 +404,12 @@ func (a *Analyzer) AddOp(op *Op) error {
 		return a.err
 	}
 	span, known := a.spanID[op.SpanID]
+	bytes := op.Bytes()
+	if known && bytes > 0 && op.Output != "" {
+		if s := &a.spans[span]; s.closed && s.end < a.lastTs && !a.unchangedSince(op.Output, s.end) {
+			return fmt.Errorf("%w: op of span %q comes after memory events past the span's end (%d ns, up to %d ns) that may have changed its output %q", ErrOutOfOrder, op.SpanID, s.end, a.lastTs, op.Output)
+		}
+	}
 	var index int32
 	if known {
 		index = a.spans[span].opCount
@@ -410,20 +417,16 @@ func (a *Analyzer) AddOp(op *Op) error {
 	} else {
 		index = a.opCount[op.SpanID]
 		a.opCount[op.SpanID] = index + 1
+		if a.named != nil {
+			a.named[op.SpanID] = struct{}{} // its ops' indices have begun
+		}
 	}
-	if !known && a.named != nil {
-		a.named[op.SpanID] = struct{}{} // its ops' indices have begun
-	}
-	bytes := op.Bytes()
 	if bytes == 0 {
 		return nil
 	}
 	o := opState{spanID: op.SpanID, index: index, bytes: bytes, output: op.Output, next: -1}
 	if known {
 		s := &a.spans[span]
-		if op.Output != "" && s.closed && s.end < a.lastTs && !a.unchangedSince(op.Output, s.end) {
-			return fmt.Errorf("%w: op of span %q comes after memory events past the span's end (%d ns, up to %d ns) that may have changed its output %q", ErrOutOfOrder, op.SpanID, s.end, a.lastTs, op.Output)
-		}
 		s.own = addSat(s.own, bytes)
 		if op.Output != "" {
 			if s.done { // the span was measured already: measure the op now

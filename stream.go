@@ -63,20 +63,25 @@ func streamJSONL(a *Analyzer, dec *recordDecoder) error {
 		if err != nil {
 			return err
 		}
-		switch kind {
-		case recSpanStart:
-			err = a.AddSpan(&dec.span)
-		case recSpanEnd:
-			err = a.EndSpan(dec.spanEnd.ID, dec.spanEnd.DurationNs)
-		case recOp:
-			err = a.AddOp(&dec.op)
-		case recDeviceMemory:
-			err = a.AddDeviceMemory(&dec.devMem)
-		case recMemory:
-			err = a.Add(&dec.mem)
-		}
-		if err != nil {
+		if err := feedRecord(a, dec, kind); err != nil {
 			return &ParseError{Line: dec.line, Kind: kind.String(), Msg: err.Error(), Err: err}
 		}
 	}
+}
+
+// feedRecord gives a the record of the given kind that dec just read.
+func feedRecord(a *Analyzer, dec *recordDecoder, kind recordKind) error {
+	switch kind {
+	case recSpanStart:
+		return a.AddSpan(&dec.span)
+	case recSpanEnd:
+		return a.EndSpan(dec.spanEnd.ID, dec.spanEnd.DurationNs)
+	case recOp:
+		return a.AddOp(&dec.op)
+	case recDeviceMemory:
+		return a.AddDeviceMemory(&dec.devMem)
+	case recMemory:
+		return a.Add(&dec.mem)
+	}
+	return nil
 }

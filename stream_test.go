@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,7 +272,7 @@ func TestStreamOrder(t *testing.T) {
 		{"end-output-untouched", "an output live since before the end, or never allocated, is known at the end",
 			[]string{span("s", "", ""), span("o", "", ""), op("s", "a"), op("s", "never"), mem(5, "alloc", "a", "o", "activation"), mem(20, "alloc", "b", "o", "activation"), end("s", 10)}, ""},
 		{"op-after-output-freed", "an op that comes after its span's end and a later free of its output",
-			[]string{span("s", "", ""), span("o", "", ""), end("s", 10), mem(5, "alloc", "a", "o", "activation"), mem(20, "free", "a", "o", "activation"), op("s", "a")},
+			[]string{span("s", "", ""), span("o", "", ""), end("s", 10), mem(5, "alloc", "a", "o", "activation"), mem(20, "free", "a", "o", "activation"), op("s", "a"), op("s", "never")},
 			`line 7: op: out of order: op of span "s" comes after memory events past the span's end (10 ns, up to 20 ns) that may have changed its output "a"`},
 		{"op-output-untouched", "an op after its span's end whose output was live all along",
 			[]string{span("s", "", ""), span("o", "", ""), mem(5, "alloc", "a", "o", "activation"), end("s", 10), mem(20, "alloc", "b", "o", "activation"), op("s", "a")}, ""},
@@ -295,7 +296,52 @@ func TestStreamOrder(t *testing.T) {
 			case tt.err != "" && !strings.HasPrefix(err.Error(), tt.err):
 				t.Fatalf("%s: error %q, want one starting %q", tt.why, err, tt.err)
 			}
+			if err == nil {
+				return
+			}
+			// The refused record left the Analyzer as it was: going on
+			// without it gives the answers of the trace without it.
+			got, refused := feedAll(t, trace)
+			if len(refused) == 0 {
+				t.Fatal("no record refused")
+			}
+			lines := strings.SplitAfter(string(trace), "\n")
+			lines = slices.Delete(lines, refused[0]-1, refused[0])
+			want, again := feedAll(t, []byte(strings.Join(lines, "")))
+			if len(again) != len(refused)-1 {
+				t.Fatalf("records refused: %v, then %v without the first", refused, again)
+			}
+			if diff := cmp.Diff(want.Profile(), got.Profile()); diff != "" {
+				t.Errorf("the refused record changed the profile (-without it +refused):\n%s", diff)
+			}
+			if diff := cmp.Diff(want.NodeMetrics(nil), got.NodeMetrics(nil)); diff != "" {
+				t.Errorf("the refused record changed the node metrics (-without it +refused):\n%s", diff)
+			}
 		})
+	}
+}
+
+// feedAll feeds every record of a JSONL trace to a new Analyzer, going on
+// past records it refuses with ErrOutOfOrder, and returns it with the lines
+// refused.
+func feedAll(t *testing.T, trace []byte) (a *Analyzer, refused []int) {
+	t.Helper()
+	a = NewAnalyzer(Options{})
+	dec := newRecordDecoder(bytes.NewReader(trace))
+	for {
+		kind, err := dec.next()
+		if err == io.EOF {
+			return a, refused
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := feedRecord(a, dec, kind); err != nil {
+			if !errors.Is(err, ErrOutOfOrder) {
+				t.Fatalf("line %d: %v", dec.line, err)
+			}
+			refused = append(refused, dec.line)
+		}
 	}
 }
 
