@@ -507,34 +507,16 @@ func TestStreamAnyOrder(t *testing.T) {
 		n = 500
 	}
 	var streamed, refused int
-	reasons := map[string]int{}
+	reasons := map[string]int{} // the errors without their figures and ids
+	figures := regexp.MustCompile(`[0-9"]+`)
 	for seed := range n {
-		r := rand.New(rand.NewPCG(uint64(seed), 11))
-		doc := randomDoc(r)
-		if seed%2 == 0 {
-			// Spans at 0, which WriteJSONL writes before the memory records
-			// that name them; the other half start anywhere in 0-59 ns.
-			for i := range doc.Spans {
-				doc.Spans[i].StartNs = 0
-			}
-		}
-		var b bytes.Buffer
-		if err := doc.WriteJSONL(&b); err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.SplitAfter(b.String(), "\n")
-		lines = lines[:len(lines)-1] // after the last newline
-		for range r.IntN(6) {
-			if i := 1 + r.IntN(len(lines)); i+1 < len(lines) {
-				lines[i], lines[i+1] = lines[i+1], lines[i]
-			}
-		}
+		trace, r := reorderedTrace(t, seed)
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			if err := checkStreamAgrees(t, []byte(strings.Join(lines, "")), Options{MaxTimelinePoints: r.IntN(4)}); err == nil {
+			if err := checkStreamAgrees(t, trace, Options{MaxTimelinePoints: r.IntN(4)}); err == nil {
 				streamed++
 			} else if errors.Is(err, ErrOutOfOrder) {
 				refused++
-				reasons[strings.Join(strings.Fields(regexp.MustCompile(`[0-9"]+`).ReplaceAllString(err.Error(), "")), " ")]++
+				reasons[strings.Join(strings.Fields(figures.ReplaceAllString(err.Error(), "")), " ")]++
 			}
 		})
 	}
@@ -547,11 +529,42 @@ func TestStreamAnyOrder(t *testing.T) {
 	}
 }
 
+// reorderedTrace returns the random document of the reference tests for
+// seed as JSONL, its records moved as TestStreamAnyOrder says, and the
+// random source, which the caller may go on drawing from.
+func reorderedTrace(t testing.TB, seed int) ([]byte, *rand.Rand) {
+	r := rand.New(rand.NewPCG(uint64(seed), 11))
+	doc := randomDoc(r)
+	if seed%2 == 0 {
+		// Spans at 0, which WriteJSONL writes before the memory records
+		// that name them; the other half start anywhere in 0-59 ns.
+		for i := range doc.Spans {
+			doc.Spans[i].StartNs = 0
+		}
+	}
+	var b bytes.Buffer
+	if err := doc.WriteJSONL(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(b.String(), "\n")
+	lines = lines[:len(lines)-1] // after the last newline
+	for range r.IntN(6) {
+		if i := 1 + r.IntN(len(lines)); i+1 < len(lines) {
+			lines[i], lines[i+1] = lines[i+1], lines[i]
+		}
+	}
+	return []byte(strings.Join(lines, "")), r
+}
+
 // FuzzAnalyzeStream: AnalyzeStream never panics and never gives an answer
 // that differs from ReadTrace + Analyze + NodeMemoryMetrics
 // (checkStreamAgrees).
 func FuzzAnalyzeStream(f *testing.F) {
 	fuzzSeeds(f)
+	for seed := range 16 {
+		trace, _ := reorderedTrace(f, seed)
+		f.Add(trace)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := Options{}
 		if len(data) > 0 && data[0]%3 == 0 {
