@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -220,4 +221,42 @@ func TestAnalyzePrefaultChangesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzAnalyzeReference: for any small document ReadTrace accepts (of any
+// format), Analyze and NodeMemoryMetrics give the slow reference's answers
+// and the invariants hold. The random documents of the other reference
+// tests come from one generator; the fuzzer's come from mutated inputs.
+func FuzzAnalyzeReference(f *testing.F) {
+	fuzzSeeds(f)
+	for seed := range 8 {
+		var b bytes.Buffer
+		if err := randomDoc(rand.New(rand.NewPCG(uint64(seed), 17))).WriteJSONL(&b); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := ReadTrace(bytes.NewReader(data))
+		// The references recompute everything after each event: keep them
+		// to documents they replay in milliseconds.
+		if err != nil || len(doc.Memory) > 300 || len(doc.Spans) > 100 || len(doc.Ops) > 100 {
+			return
+		}
+		opts := Options{}
+		if len(data) > 0 && data[len(data)-1]%2 == 1 {
+			opts.MaxTimelinePoints = 1 + int(data[len(data)-1]%5)
+		}
+		got, err := Analyze(doc, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(refAnalyze(doc, opts), got); diff != "" {
+			t.Fatalf("profile differs from the reference (-want +got):\n%s", diff)
+		}
+		checkInvariants(t, doc, got)
+		if diff := cmp.Diff(refNodeMetrics(doc, nil), NodeMemoryMetrics(doc, nil)); diff != "" {
+			t.Fatalf("node metrics differ from the reference (-want +got):\n%s", diff)
+		}
+	})
 }
