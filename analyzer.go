@@ -52,11 +52,11 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // Options.SkipNodeMetrics) and the timeline points kept, plus the ids of
 // spans named before they were added (to refuse them when they come), plus
 // 8 to 24 bytes per freed tensor id: a 64-bit hash of it, to tell a double
-// free from a free of pre-existing memory. (Analyze, which can read a document again,
-// keeps them only from the first free of a tensor that is not live.) Two
-// distinct ids of a trace share a hash with a probability of about n²/2⁶⁵
-// for n freed ids (10⁻⁶ for 5M); a free of pre-existing memory would then
-// count as a double free.
+// free from a free of pre-existing memory. (Analyze, which can read a
+// document again, keeps them only from the first free of a tensor that is
+// not live.) Two distinct ids of a trace share a hash with a probability
+// of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of pre-existing
+// memory would then count as a double free.
 //
 // Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1.
 //
