@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"math/rand/v2"
@@ -65,28 +66,65 @@ func TestTapCollectsWhatTheReaderReads(t *testing.T) {
 			if !bytes.Equal(passed, data) && !bytes.Equal(passed, bytes.TrimSuffix(data, []byte("\n"))) {
 				t.Fatalf("the tap changed the bytes")
 			}
-			got := c.tree
-			if got.len() != want.len() {
-				t.Fatalf("collected %d spans, the reader %d", got.len(), want.len())
-			}
-			for i := range want.len() {
-				ws := want.at(i)
-				gs, ok := got.span(ws.id)
-				if !ok || gs != ws {
-					t.Fatalf("span %s: collected %+v, the reader %+v", ws.id, gs, ws)
-				}
-				if !slices.Equal(got.opsOf(ws.id), want.opsOf(ws.id)) {
-					t.Errorf("ops of %s = %q, the reader %q", ws.id, got.opsOf(ws.id), want.opsOf(ws.id))
-				}
-			}
-			if len(got.ops) != len(want.ops) || len(got.strayOps) != len(want.strayOps) {
-				t.Errorf("ops of %d+%d spans, the reader %d+%d", len(got.ops), len(got.strayOps), len(want.ops), len(want.strayOps))
-			}
-			if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device {
-				t.Errorf("run %+v, want %s %s %s", c.run, doc.Run.RunID, doc.Run.Phase, doc.Run.Device)
-			}
+			checkCollected(t, c, doc, want)
 		})
 	}
+}
+
+// checkCollected checks that the collector gathered the spans, op names and
+// run record of doc, whose tree is want.
+func checkCollected(t *testing.T, c *collector, doc *tracemem.TraceDocument, want *spanTree) {
+	t.Helper()
+	got := c.tree
+	if got.len() != want.len() {
+		t.Fatalf("collected %d spans, the reader %d", got.len(), want.len())
+	}
+	for i := range want.len() {
+		ws := want.at(i)
+		gs, ok := got.span(ws.id)
+		if !ok || gs != ws {
+			t.Fatalf("span %s: collected %+v, the reader %+v", ws.id, gs, ws)
+		}
+		if !slices.Equal(got.opsOf(ws.id), want.opsOf(ws.id)) {
+			t.Errorf("ops of %s = %q, the reader %q", ws.id, got.opsOf(ws.id), want.opsOf(ws.id))
+		}
+	}
+	if len(got.ops) != len(want.ops) || len(got.strayOps) != len(want.strayOps) {
+		t.Errorf("ops of %d+%d spans, the reader %d+%d", len(got.ops), len(got.strayOps), len(want.ops), len(want.strayOps))
+	}
+	if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device || c.run.entrypoint != doc.Run.Entrypoint {
+		t.Errorf("run %+v, want %q %q %q %q", c.run, doc.Run.RunID, doc.Run.Entrypoint, doc.Run.Phase, doc.Run.Device)
+	}
+}
+
+// FuzzTap: for any JSONL trace the library's reader accepts, the tap's
+// collector (a second, lighter parser of the same lines) gathers what the
+// reader read, so the command's span paths and op names are the trace's.
+func FuzzTap(f *testing.F) {
+	if data, err := os.ReadFile(sample(f)); err == nil {
+		f.Add(data)
+	}
+	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r\u0031","correlation_id":"c","entrypoint":"e\"x","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}`
+	f.Add([]byte(meta + "\n" +
+		`{"id":"s\u00e9","kind":"span_start","name":"a\/b","start_ns":0,"span_kind":"function","measured":true,"step":"forward"}` + "\n" +
+		` { "kind" : "span_start" , "id" : "c", "parent_id": "s\u00e9", "name":"n","start_ns":5,"span_kind":"op","measured":false}` + "\n" +
+		`{"kind":"op","span_id":"c","op_name":"m\tm","inputs":[],"shape":[1],"dtype":"f32","device":"cuda:0","duration_ns":1,"timestamp_ns":1,"input_storage_bytes":0}` + "\n" +
+		`{"kind":"span_end","id":"c","duration_ns":3}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
+		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {
+			return
+		}
+		c := newCollector(true)
+		tap := newLineTap(bytes.NewReader(data), c)
+		if _, err := io.Copy(io.Discard, tap); err != nil {
+			t.Fatal(err)
+		}
+		if err := tap.wait(); err != nil {
+			t.Fatal(err)
+		}
+		checkCollected(t, c, doc, treeFromDocument(doc))
+	})
 }
 
 func TestRecordKind(t *testing.T) {
