@@ -29,51 +29,32 @@ func genTrace(t testing.TB, cfg gen.Config) []byte {
 	return b.Bytes()
 }
 
-// checkSameAnswers checks that the JSONL trace gives the same profile and
-// node metrics through AnalyzeStream, through an Analyzer fed the records
-// one by one, and through ReadTrace + Analyze + NodeMemoryMetrics. When
-// nested (every memory event falls inside the span it names, as in
-// generated traces), SkipNodeMetrics must not change the profile either.
-func checkSameAnswers(t *testing.T, name string, trace []byte, opts Options, nested bool) {
+// checkSameAnswers checks that the JSONL trace streams, with the answers of
+// ReadTrace + Analyze + NodeMemoryMetrics (checkStreamAgrees, which also
+// checks the profile with SkipNodeMetrics), that SkipNodeMetrics gives no
+// node metrics, and that an Analyzer fed the records one by one gives the
+// same answers through its public Profile.
+func checkSameAnswers(t *testing.T, name string, trace []byte, opts Options) {
 	t.Helper()
+	if err := checkStreamAgrees(t, trace, opts); err != nil {
+		t.Fatalf("%s: AnalyzeStream: %v", name, err)
+	}
+	skip := opts
+	skip.SkipNodeMetrics = true
+	if _, nodes, _ := AnalyzeStream(bytes.NewReader(trace), skip); nodes != nil {
+		t.Fatalf("%s: SkipNodeMetrics returned %d node metrics, want nil", name, len(nodes))
+	}
+
+	// The same records through the Analyzer's public Profile, which copies
+	// the timeline instead of taking it over.
 	doc, err := ReadTrace(bytes.NewReader(trace))
 	if err != nil {
-		t.Fatalf("%s: ReadTrace: %v", name, err)
+		t.Fatal(err)
 	}
 	want, err := Analyze(doc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNodes := NodeMemoryMetrics(doc, nil)
-
-	got, gotNodes, err := AnalyzeStream(bytes.NewReader(trace), opts)
-	if err != nil {
-		t.Fatalf("%s: AnalyzeStream: %v", name, err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("%s: AnalyzeStream profile differs (-Analyze +AnalyzeStream):\n%s", name, diff)
-	}
-	if diff := cmp.Diff(wantNodes, gotNodes); diff != "" {
-		t.Fatalf("%s: AnalyzeStream nodes differ (-NodeMemoryMetrics +AnalyzeStream):\n%s", name, diff)
-	}
-
-	if nested {
-		skip := opts
-		skip.SkipNodeMetrics = true
-		got, gotNodes, err = AnalyzeStream(bytes.NewReader(trace), skip)
-		if err != nil {
-			t.Fatalf("%s: AnalyzeStream with SkipNodeMetrics: %v", name, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%s: SkipNodeMetrics changed the profile (-Analyze +AnalyzeStream):\n%s", name, diff)
-		}
-		if gotNodes != nil {
-			t.Fatalf("%s: SkipNodeMetrics returned %d node metrics, want nil", name, len(gotNodes))
-		}
-	}
-
-	// The same records through the Analyzer's public Profile, which copies
-	// the timeline instead of taking it over.
 	a := NewAnalyzer(opts)
 	if err := streamJSONL(a, newRecordDecoder(bytes.NewReader(trace))); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -81,7 +62,7 @@ func checkSameAnswers(t *testing.T, name string, trace []byte, opts Options, nes
 	if diff := cmp.Diff(want, a.Profile()); diff != "" {
 		t.Fatalf("%s: Analyzer profile differs (-Analyze +Analyzer):\n%s", name, diff)
 	}
-	if diff := cmp.Diff(wantNodes, a.NodeMetrics(nil)); diff != "" {
+	if diff := cmp.Diff(NodeMemoryMetrics(doc, nil), a.NodeMetrics(nil)); diff != "" {
 		t.Fatalf("%s: Analyzer nodes differ (-NodeMemoryMetrics +Analyzer):\n%s", name, diff)
 	}
 }
@@ -105,7 +86,7 @@ func TestStreamSameAnswersGenerated(t *testing.T) {
 		}
 		trace := genTrace(t, cfg)
 		for _, opts := range []Options{{}, {MaxTimelinePoints: 1 + seed*7}} {
-			checkSameAnswers(t, fmt.Sprintf("%+v %+v", cfg, opts), trace, opts, true)
+			checkSameAnswers(t, fmt.Sprintf("%+v %+v", cfg, opts), trace, opts)
 		}
 	}
 }
@@ -129,7 +110,7 @@ func TestStreamSameAnswersRandom(t *testing.T) {
 		if err := doc.WriteJSONL(&b); err != nil {
 			t.Fatal(err)
 		}
-		checkSameAnswers(t, fmt.Sprintf("seed %d", seed), b.Bytes(), Options{MaxTimelinePoints: r.IntN(5)}, false)
+		checkSameAnswers(t, fmt.Sprintf("seed %d", seed), b.Bytes(), Options{MaxTimelinePoints: r.IntN(5)})
 	}
 }
 
