@@ -12,17 +12,21 @@ import (
 	"testing"
 )
 
+// writeFile writes data to the file name in dir and returns its path.
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestBadInput checks that every kind of bad input exits 1 with one line on
 // stderr naming the file and where, and never a stack trace.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, data []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name string, data []byte) string { return writeFile(t, dir, name, data) }
 	sampleData, err := os.ReadFile(sample(t))
 	if err != nil {
 		t.Fatal(err)

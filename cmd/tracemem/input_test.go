@@ -18,6 +18,27 @@ import (
 	"github.com/tracemem/tracemem/internal/gen"
 )
 
+// writeForms writes a JSONL trace to a temporary directory as it is,
+// gzipped, and in the document form (as ReadTrace reads it), and returns
+// the three paths and the gzipped bytes.
+func writeForms(t *testing.T, data []byte) (jsonlPath, gzPath, docPath string, gz []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	doc, err := tracemem.ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docJSON, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return writeFile(t, dir, "trace.jsonl", data), writeFile(t, dir, "trace.jsonl.gz", b.Bytes()), writeFile(t, dir, "trace.json", docJSON), b.Bytes()
+}
+
 // TestSameOutputWhateverTheInput checks that a trace gives the same summary,
 // nodes and profile read from a file, from stdin, gzipped, and in the
 // document form (read whole by ReadTrace rather than streamed, with spans
@@ -28,23 +49,7 @@ func TestSameOutputWhateverTheInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(data)
-	zw.Close()
-	gzPath := filepath.Join(dir, "sample.jsonl.gz")
-	os.WriteFile(gzPath, gz.Bytes(), 0o644)
-	doc, err := tracemem.ReadTrace(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docJSON, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	docPath := filepath.Join(dir, "sample.json")
-	os.WriteFile(docPath, docJSON, 0o644)
+	_, gzPath, docPath, gz := writeForms(t, data)
 
 	for _, args := range [][]string{{"summary"}, {"nodes", "--top", "40"}, {"nodes", "--sort", "residual"}, {"profile", "--max-points", "30"}} {
 		want := runCmd(t, nil, append(args, path)...)
@@ -58,7 +63,7 @@ func TestSameOutputWhateverTheInput(t *testing.T) {
 		}{
 			{"stdin", "-", data},
 			{"gzip", gzPath, nil},
-			{"gzip on stdin", "-", gz.Bytes()},
+			{"gzip on stdin", "-", gz},
 			{"document JSON", docPath, nil},
 		}
 		for _, in := range inputs {
@@ -226,29 +231,7 @@ func TestOutOfOrderReadWhole(t *testing.T) {
 	if _, _, err := tracemem.AnalyzeStream(bytes.NewReader(reordered), tracemem.Options{}); !errors.Is(err, tracemem.ErrOutOfOrder) {
 		t.Fatalf("the reordered sample streams (err %v): the test needs one that does not", err)
 	}
-	doc, err := tracemem.ReadTrace(bytes.NewReader(reordered))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docJSON, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(reordered)
-	zw.Close()
-	docPath := write("doc.json", docJSON)
-	jsonlPath := write("trace.jsonl", reordered)
-	gzPath := write("trace.jsonl.gz", gz.Bytes())
+	jsonlPath, gzPath, docPath, _ := writeForms(t, reordered)
 
 	for _, args := range [][]string{{"summary"}, {"nodes", "--top", "40"}, {"profile", "--max-points", "30"}} {
 		want := runCmd(t, nil, append(args, docPath)...)
