@@ -22,12 +22,12 @@ const progressEvery = 200 * time.Millisecond
 // A nil *progress draws nothing; its methods are safe for concurrent use.
 type progress struct {
 	w     io.Writer
-	total int64 // bytes of all inputs
 	read  atomic.Int64
 	start time.Time
 	now   func() time.Time
 
 	mu    sync.Mutex
+	total int64     // bytes of all inputs, plus those read again
 	last  time.Time // last draw
 	drawn bool
 }
