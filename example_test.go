@@ -4,6 +4,7 @@ package tracemem_test
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"log"
 	"maps"
@@ -100,4 +101,29 @@ func ExampleAnalyzer() {
 	// after event 0: live 100 B, peak 100 B
 	// after event 1: live 400 B, peak 400 B
 	// after event 2: live 100 B, peak 400 B
+}
+
+// Stream a trace, and read it whole when its records come in an order a
+// stream cannot take: in the second trace the backward span ends at 7 ns,
+// but its span_end comes after the gradient it allocated at 8 ns.
+func ExampleAnalyzeStream() {
+	late := strings.Replace(exampleTrace, `{"kind":"span_end","id":"bwd","duration_ns":3}`, `{"kind":"span_end","id":"bwd","duration_ns":0}`, 1)
+	for _, trace := range []string{exampleTrace, late} {
+		p, nodes, err := tracemem.AnalyzeStream(strings.NewReader(trace), tracemem.Options{})
+		if errors.Is(err, tracemem.ErrOutOfOrder) {
+			fmt.Println("streaming:", err)
+			doc, rerr := tracemem.ReadTrace(strings.NewReader(trace))
+			if rerr != nil {
+				log.Fatal(rerr)
+			}
+			p, nodes = tracemem.AnalyzeMemory(doc), tracemem.NodeMemoryMetrics(doc, nil)
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("peak %d B; backward left %d B behind\n", p.Summary.PeakBytes, nodes["bwd"].ResidualBytes)
+	}
+	// Output:
+	// peak 16384 B; backward left 4096 B behind
+	// streaming: line 15: span_end: out of order: span "bwd" ended at 7 ns, before memory events already replayed (up to 9 ns) that changed its bytes
+	// peak 16384 B; backward left 0 B behind
 }
