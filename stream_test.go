@@ -193,12 +193,14 @@ func TestStreamOtherFormats(t *testing.T) {
 	}
 }
 
+// streamMeta is the meta record of the hand-written stream tests, with its newline.
+const streamMeta = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}` + "\n"
+
 // TestStreamOrder: each way a record can come too late for a replay in one
 // pass, refused with ErrOutOfOrder at its line, beside the same record
 // where its lateness cannot change the answer, which streams to the
 // document's answer (checkStreamAgrees).
 func TestStreamOrder(t *testing.T) {
-	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}`
 	span := func(id, parent, step string) string {
 		s := fmt.Sprintf(`{"kind":"span_start","id":%q,"name":"n","start_ns":0,"span_kind":"function","measured":true`, id)
 		if parent != "" {
@@ -267,7 +269,7 @@ func TestStreamOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			trace := []byte(meta + "\n" + strings.Join(tt.records, "\n") + "\n")
+			trace := []byte(streamMeta + strings.Join(tt.records, "\n") + "\n")
 			err := checkStreamAgrees(t, trace, Options{})
 			switch {
 			case tt.err == "" && err != nil:
@@ -327,7 +329,6 @@ func feedAll(t *testing.T, trace []byte) (a *Analyzer, refused []int) {
 }
 
 func TestStreamErrors(t *testing.T) {
-	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}` + "\n"
 	mem := func(ts int, id string) string {
 		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":%q,"span_id":"s","device":"cuda:0","bytes":4,"action":"alloc","shape":[1],"dtype":"f32"}`+"\n", ts, id)
 	}
@@ -340,13 +341,13 @@ func TestStreamErrors(t *testing.T) {
 		msg              string
 	}{
 		{"back-in-time", "a memory record stamped before the previous one is refused, naming its line",
-			meta + mem(10, "a") + "\n" + mem(9, "b"), ErrOutOfOrder, "line 4: memory: out of order: timestamp_ns 9 comes after 10"},
-		{"duplicate-span", "a second span_start of an id", meta + span + span, nil, `line 3: span_start: span "s": duplicate span id`},
-		{"unknown-span-end", "a span_end of a span never started", meta + `{"kind":"span_end","id":"x","duration_ns":1}` + "\n", nil, `line 2: span_end: span "x": end of an unknown span`},
+			streamMeta + mem(10, "a") + "\n" + mem(9, "b"), ErrOutOfOrder, "line 4: memory: out of order: timestamp_ns 9 comes after 10"},
+		{"duplicate-span", "a second span_start of an id", streamMeta + span + span, nil, `line 3: span_start: span "s": duplicate span id`},
+		{"unknown-span-end", "a span_end of a span never started", streamMeta + `{"kind":"span_end","id":"x","duration_ns":1}` + "\n", nil, `line 2: span_end: span "x": end of an unknown span`},
 		{"empty", "no records at all", "", ErrEmptyTrace, ""},
 		{"truncated-gzip", "a gzip stream cut short errors instead of giving the profile of what was read",
 			string(gz[:len(gz)/2]), io.ErrUnexpectedEOF, ""},
-		{"bad-record", "the decoder's errors come through", meta + `{"kind":"memory","action":"alocate"}`, nil, `line 2: memory`},
+		{"bad-record", "the decoder's errors come through", streamMeta + `{"kind":"memory","action":"alocate"}`, nil, `line 2: memory`},
 		{"short-gzip-header", "a gzip magic number, then too few bytes for a header", "\x1f\x8b\x08\x00", io.ErrUnexpectedEOF, "gzip: unexpected EOF"},
 		{"bad-document", "errors of the document form come through, with their offset", `{"schema":"candle-graph/trace/6","memory":[{"action":"alocate"}]}`,
 			nil, `offset 53: memory: unknown action "alocate"`},
@@ -369,7 +370,7 @@ func TestStreamErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := AnalyzeStream(strings.NewReader(meta), Options{MaxTimelinePoints: -1}); !errors.Is(err, ErrInvalidOptions) {
+	if _, _, err := AnalyzeStream(strings.NewReader(streamMeta), Options{MaxTimelinePoints: -1}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative MaxTimelinePoints: %v, want ErrInvalidOptions", err)
 	}
 }
