@@ -195,13 +195,22 @@ func chromeDeviceName(typ, id int64) string {
 const (
 	fieldAbsent uint8 = iota
 	fieldOK
-	fieldBad
+	fieldBad   // not an integer
+	fieldRange // an integer outside int64
 )
 
 // chromeInt is an integer argument as read.
 type chromeInt struct {
 	state uint8
 	v     int64
+}
+
+// problem says what is wrong with a field that is present but not usable.
+func (c chromeInt) problem(want string) string {
+	if c.state == fieldRange {
+		return "is out of range (beyond 64 bits)"
+	}
+	return "is not " + want
 }
 
 // chromeArgs holds the args of an event that matter here.
@@ -402,11 +411,15 @@ func (p *chromeParser) parse() error {
 		return notChrome(0, "a JSON "+k.String()+" is neither an array of events nor an object with traceEvents")
 	}
 	// Only whitespace may follow.
+	if p.dec.PeekKind() != 0 {
+		p.index = -1
+		// Where the data starts: past the whitespace the decoder holds.
+		rest := p.dec.UnreadBuffer()
+		off := p.dec.InputOffset() + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n")))
+		return &ParseError{Offset: off, Msg: "data after the trace"}
+	}
 	if _, err := p.dec.ReadToken(); err != io.EOF {
 		p.index = -1
-		if err == nil {
-			return &ParseError{Offset: p.dec.InputOffset(), Msg: "data after the trace"}
-		}
 		return p.syntax(err)
 	}
 	return nil
@@ -480,11 +493,11 @@ func (p *chromeParser) parseDeviceProperties() error {
 		if _, err := p.dec.ReadToken(); err != nil {
 			return p.syntax(err)
 		}
-		if id.state == fieldBad {
-			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Msg: "id is not an integer"}
+		if id.state >= fieldBad {
+			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Msg: "id " + id.problem("an integer")}
 		}
-		if mem.state == fieldBad || (mem.state == fieldOK && mem.v < 0) {
-			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Msg: "totalGlobalMem is not a non-negative integer"}
+		if mem.state >= fieldBad || (mem.state == fieldOK && mem.v < 0) {
+			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Msg: "totalGlobalMem " + mem.problem("a non-negative integer")}
 		}
 		if id.state == fieldOK && mem.state == fieldOK {
 			p.capac[id.v] = uint64(mem.v)
@@ -518,6 +531,7 @@ func (p *chromeParser) parseEvents() error {
 			if err != nil {
 				return p.syntax(err)
 			}
+			p.evOff = p.dec.InputOffset() - int64(len(v))
 			return p.errorf("an event is a JSON %s, not an object", v.Kind())
 		}
 		p.index++
@@ -527,9 +541,10 @@ func (p *chromeParser) parseEvents() error {
 // readInt reads a JSON value that should be an integer number.
 func (p *chromeParser) readInt() (chromeInt, error) { return p.readIntOr(false) }
 
-// readIntOr reads an integer number or, when str is set, also a string
-// holding a decimal or 0x hex integer.
-func (p *chromeParser) readIntOr(str bool) (chromeInt, error) {
+// readIntOr reads an integer number or, when addr is set, an address: also
+// a string holding a decimal or 0x hex integer, and numbers up to 2^64 − 1,
+// kept as their bits.
+func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 	v, err := p.dec.ReadValue()
 	if err != nil {
 		return chromeInt{}, err
@@ -539,7 +554,7 @@ func (p *chromeParser) readIntOr(str bool) (chromeInt, error) {
 	case '0':
 		text = v
 	case '"':
-		if !str {
+		if !addr {
 			return chromeInt{state: fieldBad}, nil
 		}
 		text = p.unquote(v, &p.tmp)
@@ -554,14 +569,22 @@ func (p *chromeParser) readIntOr(str bool) (chromeInt, error) {
 		return chromeInt{state: fieldBad}, nil
 	}
 	n, exact, ok := parseDecimal(text, 0)
-	if !ok || !exact {
-		// An address may exceed int64: keep its bits.
-		if u, err := strconv.ParseUint(string(text), 10, 64); err == nil {
+	switch {
+	case ok && exact:
+		return chromeInt{state: fieldOK, v: n}, nil
+	case addr:
+		u, err := strconv.ParseUint(string(text), 10, 64)
+		if err == nil {
 			return chromeInt{state: fieldOK, v: int64(u)}, nil
 		}
-		return chromeInt{state: fieldBad}, nil
+		if errors.Is(err, strconv.ErrRange) {
+			return chromeInt{state: fieldRange}, nil
+		}
+	case !ok && v.Kind() == '0':
+		// The decoder checked the number's syntax: it is out of range.
+		return chromeInt{state: fieldRange}, nil
 	}
-	return chromeInt{state: fieldOK, v: n}, nil
+	return chromeInt{state: fieldBad}, nil
 }
 
 // readMicros reads a time in microseconds as integer nanoseconds.
@@ -580,6 +603,9 @@ func (p *chromeParser) readMicros() (chromeInt, error) {
 	}
 	n, _, ok := parseDecimal(text, 3)
 	if !ok {
+		if v.Kind() == '0' {
+			return chromeInt{state: fieldRange}, nil
+		}
 		return chromeInt{state: fieldBad}, nil
 	}
 	return chromeInt{state: fieldOK, v: n}, nil
@@ -741,10 +767,10 @@ func (p *chromeParser) parseEvent() error {
 		return nil
 	}
 	if ts.state != fieldOK {
-		return p.errorf("%s: ts is not a number", p.name)
+		return p.errorf("%s: ts %s", p.name, ts.problem("a number"))
 	}
-	if dur.state == fieldBad {
-		return p.errorf("%s: dur is not a number", p.name)
+	if dur.state >= fieldBad {
+		return p.errorf("%s: dur %s", p.name, dur.problem("a number"))
 	}
 	d := max(dur.v, 0)
 	mark := markNone
@@ -816,13 +842,16 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		switch f.state {
 		case fieldAbsent:
 			return p.errorf("%s: %s is missing", what, name)
-		case fieldBad:
-			return p.errorf("%s: %s is not an integer", what, name)
+		case fieldBad, fieldRange:
+			return p.errorf("%s: %s %s", what, name, f.problem("an integer"))
 		}
 		return nil
 	}
-	if ts.state != fieldOK {
-		return p.errorf("%s: ts is missing or not a number", what)
+	switch ts.state {
+	case fieldAbsent:
+		return p.errorf("%s: ts is missing", what)
+	case fieldBad, fieldRange:
+		return p.errorf("%s: ts %s", what, ts.problem("a number"))
 	}
 	if err := check(a.bytes, "Bytes"); err != nil {
 		return err
@@ -837,8 +866,8 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		c    chromeInt
 		name string
 	}{{a.addr, "Addr"}, {a.total, "Total Allocated"}, {a.reserved, "Total Reserved"}} {
-		if f.c.state == fieldBad {
-			return p.errorf("%s: %s is not an integer", what, f.name)
+		if f.c.state >= fieldBad {
+			return p.errorf("%s: %s %s", what, f.name, f.c.problem("an integer"))
 		}
 	}
 	m := chromeMem{ts: ts.v, bytes: a.bytes.v, span: -1}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -356,6 +357,52 @@ func TestChromeCapacityOnly(t *testing.T) {
 	}
 }
 
+// TestChromeCapacityCUDAOnly checks that deviceProperties gives the
+// capacity of cuda:<id> only: its ids are CUDA ordinals, and another device
+// type with the same id is another device.
+func TestChromeCapacityCUDAOnly(t *testing.T) {
+	data := `{"deviceProperties":[{"id":0,"totalGlobalMem":1000}],"traceEvents":[
+	{"name":"[memory]","ph":"i","ts":5,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":1,"Device Id":0}},
+	{"name":"[memory]","ph":"i","ts":6,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":2,"Device Id":0}},
+	{"name":"[memory]","ph":"i","ts":7,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":13,"Device Id":0}}]}`
+	p := AnalyzeMemory(mustReadChrome(t, []byte(data)))
+	got := make(map[string]uint64)
+	for _, d := range p.ByDevice {
+		got[d.Device] = d.CapacityBytes
+	}
+	if want := map[string]uint64{"cuda:0": 1000, "mkldnn:0": 0, "mps:0": 0}; !maps.Equal(got, want) {
+		t.Errorf("capacities %v, want %v", got, want)
+	}
+}
+
+// TestChromeCategories checks which duration events become spans, of which
+// kind, and which become ops, by category.
+func TestChromeCategories(t *testing.T) {
+	var evs []string
+	cats := []string{"cpu_op", "Operator", "user_annotation", "python_function", "kernel", "gpu_memcpy", "cuda_runtime", "gpu_user_annotation", "Trace"}
+	for i, c := range cats {
+		evs = append(evs, fmt.Sprintf(`{"name":"e.%s","ph":"X","cat":%q,"ts":%d,"dur":5,"pid":1,"tid":1}`, c, c, 10*i))
+	}
+	evs = append(evs, `{"name":"e.legacy","ph":"X","ts":200,"dur":5,"pid":"CPU functions","tid":1}`)
+	doc := mustReadChrome(t, []byte("["+strings.Join(evs, ",")+"]"))
+	spans := make(map[string]SpanKind)
+	for _, s := range doc.Spans {
+		spans[s.Name] = s.Kind
+	}
+	want := map[string]SpanKind{"e.cpu_op": SpanOp, "e.Operator": SpanOp, "e.legacy": SpanOp,
+		"e.user_annotation": SpanFunction, "e.python_function": SpanFunction}
+	if d := cmp.Diff(want, spans); d != "" {
+		t.Errorf("spans by name (-want +got):\n%s", d)
+	}
+	var ops []string
+	for _, o := range doc.Ops {
+		ops = append(ops, o.OpName)
+	}
+	if d := cmp.Diff([]string{"e.cpu_op", "e.Operator", "e.legacy"}, ops); d != "" {
+		t.Errorf("ops (-want +got):\n%s", d)
+	}
+}
+
 // TestChromeLiberalProperties: deviceProperties that is not an array, or
 // whose entries are not objects, is ignored rather than refused (it only
 // gives capacities), and object keys written with escapes are read as
@@ -509,14 +556,26 @@ func TestChromeErrors(t *testing.T) {
 		{"object without events", "a candle document", `{"schema":"candle-graph/trace/6","memory":[]}`, ErrUnknownFormat, "without traceEvents", ""},
 		{"traceEvents not array", "wrong type", `{"traceEvents":{}}`, ErrUnknownFormat, "traceEvents is not an array", ""},
 		{"event not object", "an array of numbers", `[` + ok + `,3]`, nil, "an event is a JSON number, not an object", "traceEvents[1]"},
+		{"first event not object", "the offset is the value's, not a previous event's", ` [ "x"]`, nil, "an event is a JSON string, not an object", "traceEvents[0]"},
+		{"Bytes beyond int64", "a size that would wrap to a negative one (a free)", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":18446744073709551615`, 1) + `]`, nil, "[memory]: Bytes is out of range (beyond 64 bits)", "traceEvents[0]"},
+		{"Bytes beyond int64 below", "a negative size beyond int64", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":-9223372036854775809`, 1) + `]`, nil, "[memory]: Bytes is out of range", "traceEvents[0]"},
+		{"Bytes exponent beyond int64", "an exponent is allowed, a value beyond int64 is not", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":1e19`, 1) + `]`, nil, "[memory]: Bytes is out of range", "traceEvents[0]"},
+		{"Device Type beyond int64", "a device type that would wrap to -1", `[` + strings.Replace(ok, `"Device Type":1`, `"Device Type":18446744073709551615`, 1) + `]`, nil, "[memory]: Device Type is out of range", "traceEvents[0]"},
+		{"Device Id beyond int64", "a device id that would wrap", `[` + strings.Replace(ok, `"Device Id":0`, `"Device Id":18446744073709551616`, 1) + `]`, nil, "[memory]: Device Id is out of range", "traceEvents[0]"},
+		{"Total Allocated beyond int64", "a total that would wrap", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":18446744073709551615`) + `]`, nil, "[memory]: Total Allocated is out of range", "traceEvents[0]"},
+		{"Total Reserved beyond int64", "a total that would wrap", `[` + memEvent("1", 1, 1, 0, `,"Total Reserved":99999999999999999999`) + `]`, nil, "[memory]: Total Reserved is out of range", "traceEvents[0]"},
+		{"ts beyond int64", "a time beyond int64 ns", `[` + memEvent("1e17", 1, 1, 0, "") + `]`, nil, "[memory]: ts is out of range", "traceEvents[0]"},
+		{"op dur beyond int64", "a duration beyond int64 ns", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":1e300,"pid":1,"tid":1}]`, nil, "aten::mm: dur is out of range", "traceEvents[0]"},
+		{"deviceProperties memory beyond int64", "a capacity beyond int64", `{"deviceProperties":[{"id":0,"totalGlobalMem":1e20}],"traceEvents":[]}`, nil, "totalGlobalMem is out of range", "deviceProperties[0]"},
 		{"Bytes string", "Bytes must be numeric", `[` + ok + `,` + ok + `,` + ok + `,` + strings.Replace(ok, `"Bytes":8`, `"Bytes":"8"`, 1) + `]`, nil, "[memory]: Bytes is not an integer", "traceEvents[3]"},
 		{"Bytes fraction", "Bytes must be an integer", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":8.5`, 1) + `]`, nil, "[memory]: Bytes is not an integer", "traceEvents[0]"},
 		{"Bytes missing", "Bytes is required", `[` + strings.Replace(ok, `"Bytes":8,`, ``, 1) + `]`, nil, "[memory]: Bytes is missing", "traceEvents[0]"},
 		{"Device Type missing", "the device is required", `[` + strings.Replace(ok, `"Device Type":1,`, ``, 1) + `]`, nil, "[memory]: Device Type is missing", "traceEvents[0]"},
 		{"Device Id null", "the device is required", `[` + strings.Replace(ok, `"Device Id":0`, `"Device Id":null`, 1) + `]`, nil, "[memory]: Device Id is not an integer", "traceEvents[0]"},
 		{"args missing", "no args at all", `[{"name":"[memory]","ph":"i","ts":1,"pid":1,"tid":1}]`, nil, "[memory]: Bytes is missing", "traceEvents[0]"},
-		{"ts missing", "a memory event needs a time", `[{"name":"[memory]","ph":"i","pid":1,"tid":1,"args":{"Bytes":1,"Device Type":1,"Device Id":0}}]`, nil, "[memory]: ts is missing or not a number", "traceEvents[0]"},
-		{"ts garbage", "a time that is not a number", `[` + memEvent(`"soon"`, 1, 1, 0, "") + `]`, nil, "[memory]: ts is missing or not a number", "traceEvents[0]"},
+		{"ts missing", "a memory event needs a time", `[{"name":"[memory]","ph":"i","pid":1,"tid":1,"args":{"Bytes":1,"Device Type":1,"Device Id":0}}]`, nil, "[memory]: ts is missing", "traceEvents[0]"},
+		{"ts garbage", "a time that is not a number", `[` + memEvent(`"soon"`, 1, 1, 0, "") + `]`, nil, "[memory]: ts is not a number", "traceEvents[0]"},
+		{"Addr beyond uint64", "an address beyond 64 bits", `[` + memEvent("1", 1, 1, 0, `,"Addr":18446744073709551616`) + `]`, nil, "[memory]: Addr is out of range", "traceEvents[0]"},
 		{"Addr bad", "a present Addr must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0xZZ"`) + `]`, nil, "[memory]: Addr is not an integer", "traceEvents[0]"},
 		{"Total Allocated bad", "a present total must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":true`) + `]`, nil, "[memory]: Total Allocated is not an integer", "traceEvents[0]"},
 		{"OOM Bytes bad", "OOM events have the same args", `[{"name":"[OutOfMemory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":[],"Device Type":1,"Device Id":0}}]`, nil, "[OutOfMemory]: Bytes is not an integer", "traceEvents[0]"},
@@ -525,6 +584,7 @@ func TestChromeErrors(t *testing.T) {
 		{"truncated", "the input ends inside an event", `[` + ok + `,{"name":"[memory]","ts":`, io.ErrUnexpectedEOF, "unexpected end of input", "traceEvents[1]"},
 		{"syntax error", "bad JSON inside an event", `[` + ok + `,` + ok + `,{"name" 1}]`, nil, "invalid JSON", "traceEvents[2]"},
 		{"data after", "a second value", `[] []`, nil, "data after the trace", ""},
+		{"number after", "a second value, after white space", "{\"traceEvents\":[]} \n 5", nil, "data after the trace", ""},
 		{"deviceProperties id bad", "a device id that is not an integer", `{"deviceProperties":[{"id":"zero","totalGlobalMem":1}],"traceEvents":[]}`, nil, "id is not an integer", "deviceProperties[0]"},
 		{"object syntax error", "bad JSON between the top-level keys", `{"traceEvents":[],1}`, nil, "invalid JSON", ""},
 		{"deviceProperties bad", "a capacity that is not an integer", `{"deviceProperties":[{"id":0,"totalGlobalMem":"lots"}],"traceEvents":[]}`, nil, "totalGlobalMem is not a non-negative integer", "deviceProperties[0]"},
@@ -548,8 +608,44 @@ func TestChromeErrors(t *testing.T) {
 			if pe.Kind != tc.kind {
 				t.Errorf("%s: error %q: kind %q, want %q", tc.reason, err, pe.Kind, tc.kind)
 			}
+			if off, ok := wantChromeOffset(tc.in, pe); ok && pe.Offset != off {
+				t.Errorf("%s: error %q: offset %d, want %d", tc.reason, err, pe.Offset, off)
+			}
 		})
 	}
+}
+
+// wantChromeOffset returns the offset an error about input in (valid JSON
+// up to the error) should give, when the test knows it: the start of event
+// i for an error about traceEvents[i] of a bare array that is not a syntax
+// error, and the start of the data after the trace.
+func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
+	if pe.Msg == "data after the trace" {
+		d := jsontext.NewDecoder(strings.NewReader(in))
+		if _, err := d.ReadValue(); err != nil {
+			return 0, false
+		}
+		rest := in[d.InputOffset():]
+		return int64(len(in) - len(strings.TrimLeft(rest, " \t\r\n"))), true
+	}
+	var i int
+	if _, err := fmt.Sscanf(pe.Kind, "traceEvents[%d]", &i); err != nil || pe.Err != nil || !strings.HasPrefix(strings.TrimSpace(in), "[") {
+		return 0, false
+	}
+	d := jsontext.NewDecoder(strings.NewReader(in))
+	if _, err := d.ReadToken(); err != nil {
+		return 0, false
+	}
+	for ; i > 0; i-- {
+		if _, err := d.ReadValue(); err != nil {
+			return 0, false
+		}
+	}
+	v, err := d.ReadValue()
+	if err != nil {
+		return 0, false
+	}
+	return d.InputOffset() - int64(len(v)), true
 }
 
 // corruptGzip returns a gzip stream whose checksum is wrong.
@@ -963,13 +1059,17 @@ func TestChromeAddrAnomalies(t *testing.T) {
 		ev("1", 100, 4096), ev("2", 100, 4096), ev("3", -100, 4096), ev("4", -100, 4096),
 		memEvent("5", 100, 1, 0, `,"Addr":"0x1000"`), // an address in a hex string is the same address
 		ev("6", -64, 8192),
+		// The top of the address space, beyond int64, in both forms.
+		memEvent("7", 32, 1, 0, `,"Addr":18446744073709551615`),
+		memEvent("8", -32, 1, 0, `,"Addr":"0xffffffffffffffff"`),
 	}, ",") + "]"
 	doc := mustReadChrome(t, []byte(in))
 	var ids []string
 	for _, m := range doc.Memory {
 		ids = append(ids, m.TensorID)
 	}
-	want := []string{"cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#1", "cuda:0@0x2000#0"}
+	want := []string{"cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#0", "cuda:0@0x1000#1", "cuda:0@0x2000#0",
+		"cuda:0@0xffffffffffffffff#0", "cuda:0@0xffffffffffffffff#0"}
 	if d := cmp.Diff(want, ids); d != "" {
 		t.Errorf("tensor ids (-want +got):\n%s", d)
 	}
@@ -998,6 +1098,9 @@ func TestChromeSteps(t *testing.T) {
 		x("MulBackward0", 32, 2, 1), // a backward marker wins over optimizer
 		x("aten::mul", 33, 1, 1),    // backward, inherited
 		x("Optimizer.zero_grad#Adam.zero_grad", 60, 5, 1),
+		// The autograd engine's prefix alone marks backward (no BackwardN suffix).
+		x("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 70, 10, 1),
+		x("aten::detach", 71, 1, 1),  // backward, inherited
 		x("SumBackward1", 10, 50, 2), // another thread: no ProfilerStep there
 		x("aten::ones", 11, 1, 2),    // backward, inherited
 		x("aten::neg", 200, -3, 1),   // a negative dur is 0
@@ -1015,6 +1118,7 @@ func TestChromeSteps(t *testing.T) {
 		"Optimizer.step#Adam.step": StepOptimizer, "aten::add_": StepOptimizer, "MulBackward0": StepBackward,
 		"aten::mul": StepBackward, "Optimizer.zero_grad#Adam.zero_grad": StepOptimizer, "SumBackward1": StepBackward,
 		"aten::ones": StepBackward, "aten::neg": StepNone,
+		"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad": StepBackward, "aten::detach": StepBackward,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("steps (-want +got):\n%s", d)
