@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"maps"
 	"slices"
 	"strings"
 
@@ -15,7 +14,8 @@ import (
 )
 
 // A small training step: a forward pass keeps an activation for backward,
-// backward makes a gradient and frees the activation.
+// backward makes a gradient and frees the activation, the optimizer makes
+// its state.
 const exampleTrace = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"model::step","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}
 {"kind":"span_start","id":"step","name":"train_step","start_ns":0,"span_kind":"function","measured":true}
 {"kind":"memory","timestamp_ns":1,"tensor_id":"w","span_id":"step","device":"cuda:0","bytes":4096,"action":"alloc","shape":[32,32],"dtype":"f32","category":"parameter"}
@@ -31,6 +31,9 @@ const exampleTrace = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r
 {"kind":"memory","timestamp_ns":8,"tensor_id":"gw","span_id":"bwd","op_name":"matmul_backward","device":"cuda:0","bytes":4096,"action":"alloc","shape":[32,32],"dtype":"f32","category":"gradient"}
 {"kind":"memory","timestamp_ns":9,"tensor_id":"x","span_id":"bwd","device":"cuda:0","bytes":8192,"action":"free","shape":[64,32],"dtype":"f32","category":"activation"}
 {"kind":"span_end","id":"bwd","duration_ns":3}
+{"kind":"span_start","id":"opt","parent_id":"step","name":"optimizer","start_ns":10,"span_kind":"function","measured":false,"step":"optimizer"}
+{"kind":"memory","timestamp_ns":10,"tensor_id":"m","span_id":"opt","op_name":"adam","device":"cuda:0","bytes":1024,"action":"alloc","shape":[256],"dtype":"f32","category":"optimizer"}
+{"kind":"span_end","id":"opt","duration_ns":0}
 {"kind":"span_end","id":"step","duration_ns":10}
 `
 
@@ -67,19 +70,24 @@ func ExampleNodeMemoryMetrics() {
 		log.Fatal(err)
 	}
 	nodes := tracemem.NodeMemoryMetrics(doc, nil)
-	spans := slices.SortedFunc(maps.Keys(nodes), func(a, b string) int {
+	// The result also has a node per op; keep the spans.
+	var spans []string
+	for _, s := range doc.Spans {
+		spans = append(spans, s.ID)
+	}
+	slices.SortFunc(spans, func(a, b string) int {
 		return cmp.Or(cmp.Compare(nodes[b].PeakBytes, nodes[a].PeakBytes), cmp.Compare(a, b))
 	})
-	for _, id := range spans[:5] {
+	for _, id := range spans[:min(5, len(spans))] {
 		m := nodes[id]
 		fmt.Printf("%-10s peak %5d B, left behind %5d B\n", id, m.PeakBytes, m.ResidualBytes)
 	}
 	// Output:
-	// step       peak 16384 B, left behind  8192 B
+	// step       peak 16384 B, left behind  9216 B
 	// fwd        peak 10240 B, left behind  8192 B
 	// mm         peak 10240 B, left behind  8192 B
-	// mm/op/0    peak  8192 B, left behind  8192 B
 	// bwd        peak  4096 B, left behind  4096 B
+	// opt        peak  1024 B, left behind  1024 B
 }
 
 // Feed events as they happen and read the profile at any moment.

@@ -42,6 +42,11 @@ type NodeMetrics struct {
 //   - Every span has a node, with zeros where nothing was measured. A parent
 //     id naming no span makes a root; a parent link closing a cycle is cut
 //     (see Validate). Trees of any depth work: nothing recurses on depth.
+//
+// A document with a memory event whose action or category is out of range
+// (only a document built in Go can have one; Analyze refuses it, and
+// Validate names the event) cannot be replayed: the result is an empty map,
+// not spans with zeros, which would read as measured.
 func NodeMemoryMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]NodeMetrics {
 	// One timeline point per device is all node metrics need of the timeline.
 	a, err := replayDocument(doc, Options{MaxTimelinePoints: 1}, true)

@@ -66,6 +66,24 @@ func TestNodeMetricsCallTree(t *testing.T) {
 			cycles: []SpanCycleError{{Spans: []string{"y", "z"}, Cut: "z"}},
 		},
 		{
+			name: "two-separate-cycles",
+			why:  "Validate reports every cycle, not the first: a <-> b is cut at b, c's link to itself is cut",
+			spans: []Span{
+				{ID: "a", ParentID: "b"},
+				{ID: "b", ParentID: "a"},
+				{ID: "c", ParentID: "c"},
+				{ID: "d", ParentID: "c"},
+			},
+			memory: []MemoryEvent{alloc(1, "t", "a", 10), alloc(2, "u", "d", 5)},
+			want: map[string]NodeMetrics{
+				"a": {PeakBytes: 10, ResidualBytes: 10},
+				"b": {PeakBytes: 10, ResidualBytes: 10},
+				"c": {PeakBytes: 5, ResidualBytes: 5},
+				"d": {PeakBytes: 5, ResidualBytes: 5},
+			},
+			cycles: []SpanCycleError{{Spans: []string{"a", "b"}, Cut: "b"}, {Spans: []string{"c"}, Cut: "c"}},
+		},
+		{
 			name: "duplicate-span-id",
 			why:  "the first span of an id is kept; the duplicate's parent link is ignored",
 			spans: []Span{
@@ -134,6 +152,11 @@ func TestValidateReportsDuplicatesAndBadEvents(t *testing.T) {
 	}
 	if _, err := Analyze(doc, Options{}); err == nil {
 		t.Error("Analyze accepted an event with an invalid action")
+	}
+	// NodeMemoryMetrics has no error to return: it says so by an empty map,
+	// not by spans with zeros, which would read as measured.
+	if m := NodeMemoryMetrics(doc, nil); m == nil || len(m) != 0 {
+		t.Errorf("NodeMemoryMetrics of a document with invalid events = %v, want an empty map", m)
 	}
 }
 
