@@ -76,8 +76,12 @@ func cmdExport(e *env, args []string) error {
 	})
 }
 
-// writeOutput writes a file with write ("-" is stdout). A file that could
-// not be written completely is removed.
+// writeOutput writes a file with write ("-" is stdout). A path that names
+// nothing is created, and removed again when the output could not be written
+// completely; anything else (a file, a symlink, a device, a FIFO) is opened
+// for writing as it stands and never removed: the command deletes only what
+// it made. The file is opened write-only, so that a FIFO whose reader has
+// gone fails the write instead of waiting for a reader forever.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	if path == "-" {
 		bw := bufio.NewWriterSize(e.stdout, 1<<16)
@@ -86,7 +90,11 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		}
 		return bw.Flush()
 	}
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	created := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	}
 	if err != nil {
 		return &fileError{file: path, err: unwrapPath(err)}
 	}
@@ -99,7 +107,9 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
+		if created {
+			os.Remove(path)
+		}
 		return &fileError{file: path, err: unwrapPath(err)}
 	}
 	return nil

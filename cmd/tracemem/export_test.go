@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -359,6 +361,52 @@ func TestCSVField(t *testing.T) {
 		rec, err := csv.NewReader(strings.NewReader(line)).Read()
 		if err != nil || len(rec) != 3 || rec[1] != s {
 			t.Errorf("csvField(%q) = %s: read back as %q, %v", s, csvField(s), rec, err)
+		}
+	}
+}
+
+// TestWriteOutputRemovesOnlyWhatItMade: an output that fails is removed
+// when the command created it, and left alone otherwise: a file that was
+// there, or a symlink (which may point at a device the command must not
+// delete, as -o /dev/full once did).
+func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
+	dir := t.TempDir()
+	failing := func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return errors.New("disk on fire")
+	}
+	existing := writeFile(t, dir, "old.csv", []byte("old"))
+	target := writeFile(t, dir, "target.csv", []byte("old"))
+	link := filepath.Join(dir, "link.csv")
+	haveLink := os.Symlink(target, link) == nil
+	for _, c := range []struct {
+		name, path, reason string
+		kept               bool
+	}{
+		{"new", filepath.Join(dir, "new.csv"), "the command made it: an incomplete output is removed", false},
+		{"existing", existing, "a file that was there is not the command's to delete", true},
+		{"symlink", link, "a symlink is not the command's to delete", true},
+	} {
+		if c.name == "symlink" && !haveLink {
+			t.Logf("%s: no symlinks here", c.name)
+			continue
+		}
+		err := writeOutput(&env{}, c.path, failing)
+		if err == nil || !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("%s: error %v, want one naming the file and the cause", c.name, err)
+		}
+		_, serr := os.Lstat(c.path)
+		if kept := serr == nil; kept != c.kept {
+			t.Errorf("%s: kept %v, want %v: %s", c.name, kept, c.kept, c.reason)
+		}
+	}
+	// Written in full, a new file and an existing one hold the output.
+	for _, p := range []string{filepath.Join(dir, "fresh.csv"), existing} {
+		if err := writeOutput(&env{}, p, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "new" {
+			t.Errorf("%s: %q, %v; want \"new\"", p, b, err)
 		}
 	}
 }

@@ -84,7 +84,31 @@ func openSource(e *env, arg string) (*source, error) {
 		f.Close()
 		return nil, &fileError{file: arg, err: errors.New("is a directory, not a trace file")}
 	}
-	return &source{name: arg, r: f, c: f, size: fi.Size()}, nil
+	s := &source{name: arg, r: f, c: f, size: -1}
+	if fi.Mode().IsRegular() {
+		s.size = fi.Size()
+	}
+	return s, nil
+}
+
+// sourceSize returns the size of the input arg names, or -1 when it is not
+// a regular file or cannot be told, without opening it.
+func sourceSize(e *env, arg string) int64 {
+	var fi fs.FileInfo
+	var err error
+	if arg == "-" {
+		f, ok := e.stdin.(*os.File)
+		if !ok {
+			return -1
+		}
+		fi, err = f.Stat()
+	} else {
+		fi, err = os.Stat(arg)
+	}
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	return fi.Size()
 }
 
 // sniffSize is how much of the input is looked at to tell JSONL from the
@@ -111,7 +135,9 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 	seeker, _ := src.r.(io.Seeker)
 	start := int64(-1)
 	if seeker != nil && src.size >= 0 {
-		start, _ = seeker.Seek(0, io.SeekCurrent)
+		if at, err := seeker.Seek(0, io.SeekCurrent); err == nil {
+			start = at
+		}
 	}
 	t, err = analyzeFrom(src, lo, prog, true)
 	if err == nil || !errors.Is(err, tracemem.ErrOutOfOrder) {
@@ -203,30 +229,30 @@ func isJSONL(r *bufio.Reader) bool {
 
 // loadAll opens and analyzes the files args names, at most GOMAXPROCS at a
 // time, with one progress bar over all of them when stderr is a terminal and
-// they are large. It returns the traces in the order of args; a file that
-// failed has a nil trace and its error in errs.
+// they are large. A file is opened only when its turn comes, so that the
+// files of a run with thousands of ranks need no more descriptors than that.
+// It returns the traces in the order of args; a file that failed has a nil
+// trace and its error in errs.
 func loadAll(e *env, args []string, lo loadOptions) (traces []*trace, errs []error) {
 	traces = make([]*trace, len(args))
 	errs = make([]error, len(args))
-	srcs := make([]*source, len(args))
 	var total int64
-	for i, a := range args {
-		srcs[i], errs[i] = openSource(e, a)
-		if srcs[i] != nil && srcs[i].size > 0 {
-			total += srcs[i].size
-		}
+	for _, a := range args {
+		total += max(sourceSize(e, a), 0)
 	}
 	prog := newProgress(e.stderr, total)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, src := range srcs {
-		if src == nil {
-			continue
-		}
+	for i, a := range args {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			src, err := openSource(e, a)
+			if err != nil {
+				errs[i] = err
+				return
+			}
 			traces[i], errs[i] = analyze(src, lo, prog)
 			if src.c != nil {
 				src.c.Close()

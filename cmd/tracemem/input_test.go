@@ -204,12 +204,10 @@ func TestJSONLStreams(t *testing.T) {
 	}
 }
 
-// TestOutOfOrderReadWhole: a JSONL trace whose records a stream cannot take
-// (two memory records out of time order) is read again from the start and
-// analyzed whole when it is a file, gzipped or not, or standard input
-// redirected from a file: the output is that of the same trace in the
-// document form. From a pipe it cannot be read again; the error says so.
-func TestOutOfOrderReadWhole(t *testing.T) {
+// reorderedSample returns the sample with two memory records next to each
+// other swapped: a trace ReadTrace takes but a stream cannot.
+func reorderedSample(t *testing.T) []byte {
+	t.Helper()
 	data, err := os.ReadFile(sample(t))
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +229,16 @@ func TestOutOfOrderReadWhole(t *testing.T) {
 	if _, _, err := tracemem.AnalyzeStream(bytes.NewReader(reordered), tracemem.Options{}); !errors.Is(err, tracemem.ErrOutOfOrder) {
 		t.Fatalf("the reordered sample streams (err %v): the test needs one that does not", err)
 	}
+	return reordered
+}
+
+// TestOutOfOrderReadWhole: a JSONL trace whose records a stream cannot take
+// (two memory records out of time order) is read again from the start and
+// analyzed whole when it is a file, gzipped or not, or standard input
+// redirected from a file: the output is that of the same trace in the
+// document form. From a pipe it cannot be read again; the error says so.
+func TestOutOfOrderReadWhole(t *testing.T) {
+	reordered := reorderedSample(t)
 	jsonlPath, gzPath, docPath, _ := writeForms(t, reordered)
 
 	for _, args := range [][]string{{"summary"}, {"nodes", "--top", "40"}, {"profile", "--max-points", "30"}} {

@@ -93,7 +93,7 @@ func rankNodes(nodes map[string]tracemem.NodeMetrics, by nodeSort, top int) []ra
 // writeNodes writes the node table.
 func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	ranked := rankNodes(t.nodes, by, top)
-	fmt.Fprintf(w, "== %s ==\n", t.name)
+	fmt.Fprintf(w, "== %s ==\n", printable(t.name))
 	fmt.Fprintf(w, "top %d of %d nodes by %s bytes (sizes 1024-based)\n", len(ranked), len(t.nodes), by)
 	fmt.Fprintln(w, "bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated;")
 	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended")

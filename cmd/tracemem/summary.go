@@ -74,9 +74,10 @@ func checkFiles(cmd string, files []string, want int) error {
 func writeSummary(w io.Writer, t *trace, top int) {
 	p := t.profile
 	s := &p.Summary
-	fmt.Fprintf(w, "== %s ==\n", t.name)
+	fmt.Fprintf(w, "== %s ==\n", printable(t.name))
 	if r := t.run; r != nil {
-		fmt.Fprintf(w, "run %s (%s), entrypoint %s, main device %s\n", orDash(r.id), orDash(r.phase), orDash(r.entrypoint), orDash(r.device))
+		fmt.Fprintf(w, "run %s (%s), entrypoint %s, main device %s\n",
+			printable(orDash(r.id)), printable(orDash(r.phase)), printable(orDash(r.entrypoint)), printable(orDash(r.device)))
 	}
 	fmt.Fprintln(w, "sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start")
 
@@ -99,8 +100,9 @@ func writeSummary(w io.Writer, t *trace, top int) {
 	if s.PeakDevice == "" {
 		fmt.Fprintln(w, "\nPeak: none (no memory events)")
 	} else {
-		fmt.Fprintf(w, "\nPeak: %s (%d bytes) on %s at %s ms\n", formatBytes(s.PeakBytes), s.PeakBytes, s.PeakDevice, formatMs(s.PeakTimestampNs))
-		fmt.Fprintf(w, "\nPeak by category (%s at the peak)\n", s.PeakDevice)
+		peakDev := printable(s.PeakDevice)
+		fmt.Fprintf(w, "\nPeak: %s (%d bytes) on %s at %s ms\n", formatBytes(s.PeakBytes), s.PeakBytes, peakDev, formatMs(s.PeakTimestampNs))
+		fmt.Fprintf(w, "\nPeak by category (%s at the peak)\n", peakDev)
 		tb := newTable("CATEGORY", "BYTES", "SHARE").alignRight(1, 2)
 		for c, b := range s.PeakByCategory.All() {
 			if b > 0 {
@@ -110,7 +112,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		tb.write(w, "  ")
 
 		n := min(top, len(p.PeakBreakdown))
-		fmt.Fprintf(w, "\nTop %d allocations at the peak (of %d live on %s)\n", n, len(p.PeakBreakdown), s.PeakDevice)
+		fmt.Fprintf(w, "\nTop %d allocations at the peak (of %d live on %s)\n", n, len(p.PeakBreakdown), peakDev)
 		if n == 0 {
 			fmt.Fprintln(w, "  none")
 		} else {

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -76,7 +77,40 @@ func (t *table) alignRight(cols ...int) *table {
 	return t
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// add adds a row; its cells are made printable.
+func (t *table) add(cells ...string) {
+	for i, c := range cells {
+		cells[i] = printable(c)
+	}
+	t.rows = append(t.rows, cells)
+}
+
+// printable returns s with what a terminal would act on or not show written
+// as Go escapes (a newline as \n, ESC as \x1b, an invalid byte as \xff), so
+// that a name from a trace stays on its line, in its column, and cannot
+// drive the terminal. Other text, non-ASCII letters included, is kept.
+func printable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unprintable(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }
 
 // write writes the table, each line indented by indent, columns two spaces
 // apart, trailing spaces trimmed.

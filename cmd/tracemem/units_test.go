@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,55 @@ func TestTable(t *testing.T) {
 		"  longer…      12 B\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for _, c := range []struct {
+		in, want, reason string
+	}{
+		{"aten::mm", "aten::mm", "plain text is kept"},
+		{"matmul 数据 résumé", "matmul 数据 résumé", "non-ASCII letters and spaces are kept"},
+		{"a\nb", `a\nb`, "a newline would end the table row"},
+		{"a\tb", `a\tb`, "a tab would break the column"},
+		{"\x1b[31mRED", `\x1b[31mRED`, "an escape sequence would drive the terminal"},
+		{"x\x7f", `x\x7f`, "DEL is a control character"},
+		{"a\u2028b", `a\u2028b`, "a Unicode line separator"},
+		{"bad\xffbyte", `bad\xffbyte`, "a byte that is not UTF-8 is shown as its value"},
+		{`back\slash "q"`, `back\slash "q"`, "printable punctuation is kept, not quoted"},
+		{"", "", "empty"},
+	} {
+		if got := printable(c.in); got != c.want {
+			t.Errorf("%s: printable(%q) = %q, want %q", c.reason, c.in, got, c.want)
+		}
+	}
+}
+
+// TestNamesStayOnTheirLine: names from a trace with control characters are
+// escaped in summary and nodes, so each table row is one line and no escape
+// sequence reaches the terminal.
+func TestNamesStayOnTheirLine(t *testing.T) {
+	const name = "a<b>&\\\"x\\nnext\\u001b[31mRED" // JSON text of the span name
+	trace := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r\\n1","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}
+{"kind":"span_start","id":"s","name":"` + name + `","start_ns":0,"span_kind":"function","measured":true}
+{"kind":"op","span_id":"s","op_name":"` + name + `","inputs":[],"output":"t","shape":[256],"dtype":"u8","device":"cuda:0","duration_ns":1,"timestamp_ns":1,"input_storage_bytes":0}
+{"kind":"memory","timestamp_ns":1,"tensor_id":"t\\tid","span_id":"s","op_name":"` + name + `","device":"cuda:0","bytes":1024,"action":"alloc","shape":[1024],"dtype":"u8","category":"other"}
+{"kind":"span_end","id":"s","duration_ns":2}
+`
+	path := writeFile(t, t.TempDir(), "esc.jsonl", []byte(trace))
+	for _, args := range [][]string{{"summary", path}, {"nodes", path}} {
+		got := runCmd(t, nil, args...)
+		if got.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, got.code, got.stderr)
+		}
+		if strings.ContainsAny(got.stdout, "\x1b\t") || strings.Contains(got.stdout, "\nnext") {
+			t.Errorf("%v: a control character of a name reached the output:\n%s", args, got.stdout)
+		}
+		if !strings.Contains(got.stdout, `a<b>&"x\nnext\x1b[31mRED`) {
+			t.Errorf("%v: the escaped name is not in the output:\n%s", args, got.stdout)
+		}
+	}
+	if got := runCmd(t, nil, "summary", path); !strings.Contains(got.stdout, `run r\n1 (train)`) || !strings.Contains(got.stdout, `t\tid`) {
+		t.Errorf("summary: the run id and tensor id are not escaped:\n%s", got.stdout)
 	}
 }
