@@ -58,7 +58,9 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of pre-existing
 // memory would then count as a double free.
 //
-// Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1.
+// Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1: figures are
+// exact while every allocation, and a device's live and pre-existing bytes,
+// stay below 2⁶³ (8 EiB), and are no longer exact beyond.
 //
 // An Analyzer is not safe for concurrent use.
 type Analyzer struct {

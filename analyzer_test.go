@@ -3,11 +3,14 @@
 package tracemem
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -177,6 +180,25 @@ func TestEmptyProfile(t *testing.T) {
 	want := `{"summary":{"alloc_count":0,"free_count":0,"total_alloc_bytes":0,"peak_bytes":0,"peak_timestamp_ns":0,"peak_device":"","peak_by_category":{},"autograd_retained_bytes":0,"preexisting_bytes":0},"timeline":[],"peak_breakdown":[],"by_device":[],"anomalies":{"unmatched_frees":0,"double_frees":0,"duplicate_allocs":0,"size_mismatches":0}}`
 	if string(js) != want {
 		t.Errorf("empty profile JSON =\n%s\nwant\n%s", js, want)
+	}
+}
+
+// TestScalarShapeJSON: an allocation whose event has no shape (a scalar,
+// as the readers give it: nil) is listed with shape [] in the breakdown,
+// not null, with encoding/json as with json v2.
+func TestScalarShapeJSON(t *testing.T) {
+	p := AnalyzeMemory(&TraceDocument{Memory: []MemoryEvent{{TimestampNs: 1, TensorID: "s", Device: "d", Bytes: 4}}})
+	for name, marshal := range map[string]func(any) ([]byte, error){
+		"encoding/json": json.Marshal,
+		"json v2":       func(v any) ([]byte, error) { return jsonv2.Marshal(v) },
+	} {
+		js, err := marshal(p.PeakBreakdown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"shape":[]`; !strings.Contains(string(js), want) {
+			t.Errorf("%s: breakdown %s lacks %s", name, js, want)
+		}
 	}
 }
 

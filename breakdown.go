@@ -51,6 +51,9 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	for i, k := range keys {
 		ev, la := evs[k.ev], &out[i]
 		la.TensorID, la.SpanID, la.Bytes, la.Shape = ev.TensorID, ev.SpanID, ev.Bytes, ev.Shape
+		if la.Shape == nil {
+			la.Shape = scalarShape
+		}
 		la.DType, la.Device, la.Category = ev.DType, ev.Device, ev.Category
 		if ev.OpName == "" {
 			continue
@@ -66,6 +69,11 @@ func (a *Analyzer) breakdown(dev int32) []LiveAllocation {
 	}
 	return out
 }
+
+// scalarShape is the shape of an allocation whose event has none (a scalar,
+// or unknown): empty, not nil, so that it is [] in JSON, not null. Its
+// capacity is 0, so an append to it allocates: sharing it is safe.
+var scalarShape = []uint64{}
 
 // breakdownKey orders the peak breakdown: bytes descending, then tensor id
 // ascending. The id's first eight bytes are kept in the key, so that most

@@ -39,7 +39,10 @@
 //
 // Sizes are bytes and times are nanoseconds since the trace started, in
 // uint64 unless a field says otherwise. Byte sums saturate instead of
-// wrapping.
+// wrapping. The analysis counts a device's live bytes relative to its
+// pre-existing memory in 64-bit signed integers: its figures are exact while
+// every allocation, and a device's live and pre-existing bytes, stay below
+// 2⁶³ (8 EiB); beyond that they saturate and are no longer exact.
 //
 // # Ownership
 //

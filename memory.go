@@ -67,9 +67,9 @@ type TimelinePoint struct {
 type LiveAllocation struct {
 	TensorID string   `json:"tensor_id"`
 	SpanID   string   `json:"span_id"`
-	OpName   *string  `json:"op_name"` // nil (null) when the alloc event named none
+	OpName   *string  `json:"op_name"` // nil (null) when the alloc event named none; entries of one breakdown with the same name share the pointer
 	Bytes    uint64   `json:"bytes"`
-	Shape    []uint64 `json:"shape"`
+	Shape    []uint64 `json:"shape"` // empty, not nil, when the event had none (a scalar)
 	DType    string   `json:"dtype"`
 	Device   string   `json:"device"`
 	Category Category `json:"category"`

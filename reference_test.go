@@ -232,6 +232,9 @@ func refAnalyze(doc *TraceDocument, opts Options) *MemoryProfile {
 			}
 			la := LiveAllocation{TensorID: a.ev.TensorID, SpanID: a.ev.SpanID, Bytes: a.ev.Bytes, Shape: a.ev.Shape,
 				DType: a.ev.DType, Device: a.ev.Device, Category: a.ev.Category}
+			if la.Shape == nil {
+				la.Shape = []uint64{} // listed as [], not null
+			}
 			if a.ev.OpName != "" {
 				op := a.ev.OpName
 				la.OpName = &op
@@ -427,6 +430,9 @@ func randomDoc(r *rand.Rand) *TraceDocument {
 		}
 		if r.IntN(2) == 0 {
 			ev.OpName = "op" + strconv.Itoa(r.IntN(3))
+		}
+		if r.IntN(8) == 0 {
+			ev.Shape = nil // a scalar, as the readers give it
 		}
 		doc.Memory = append(doc.Memory, ev)
 	}
