@@ -30,6 +30,7 @@ var docSections = map[string]recordKind{
 // name the byte offset of the value at fault.
 type docDecoder struct {
 	dec     *jsontext.Decoder
+	in      *readErrs
 	p       valueParser
 	f       recordFields
 	members []member
@@ -40,7 +41,8 @@ type docDecoder struct {
 
 // readDocument reads the document form from r.
 func readDocument(r io.Reader) (*TraceDocument, error) {
-	d := &docDecoder{dec: jsontext.NewDecoder(r), p: valueParser{in: newInterner()}}
+	in := &readErrs{r: r}
+	d := &docDecoder{dec: jsontext.NewDecoder(in), in: in, p: valueParser{in: newInterner()}}
 	defer d.release()
 	doc := &TraceDocument{}
 	tok, err := d.dec.ReadToken()
@@ -64,6 +66,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 			if err != nil {
 				return nil, err
 			}
+			d.p.esc = true // the value may have escapes: decode them
 			s, perr := d.p.str("schema", v)
 			if perr == nil && s != SchemaV6 && s != SchemaV7 {
 				perr = schemaError(s)
@@ -201,6 +204,21 @@ func (d *docDecoder) element(k recordKind, section string, v []byte, start int64
 	return nil
 }
 
+// readErrs is a reader that keeps the error its reader returned, other
+// than io.EOF.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrs) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
 // syntax turns an error of the token stream into a *ParseError naming the
 // byte offset; nil stays nil.
 func (d *docDecoder) syntax(err error) error {
@@ -208,7 +226,9 @@ func (d *docDecoder) syntax(err error) error {
 		return nil
 	}
 	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
+	// The decoder reports a failed read as a *SyntacticError too: it is a
+	// read error, not invalid JSON.
+	if errors.As(err, &se) && (d.in.err == nil || !errors.Is(err, d.in.err)) {
 		msg := "invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			msg = "truncated document: it ends inside a JSON value"
@@ -219,5 +239,6 @@ func (d *docDecoder) syntax(err error) error {
 		err = io.ErrUnexpectedEOF
 		return &ParseError{Offset: d.dec.InputOffset(), Msg: "truncated document", Err: err}
 	}
-	return &ParseError{Offset: d.dec.InputOffset(), Msg: "read: " + strings.TrimPrefix(err.Error(), "jsontext: "), Err: err}
+	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "read error: ")
+	return &ParseError{Offset: d.dec.InputOffset(), Msg: "read: " + msg, Err: err}
 }

@@ -33,7 +33,9 @@ func DTypeBits(label string) (uint64, bool) {
 	switch string(lower) {
 	case "bool", "u8", "i8", "uint8", "int8", "byte", "char",
 		"f8", "f8e4m3", "f8e5m2", "fp8", "float8", "float8_e4m3fn", "float8_e4m3fnuz",
-		"float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "qint8", "quint8":
+		"float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "qint8", "quint8",
+		// PyTorch's packed types: an element is a byte holding two or four values.
+		"float4_e2m1fn_x2", "quint4x2", "quint2x4":
 		return 8, true
 	case "u16", "i16", "f16", "bf16", "uint16", "int16", "short", "float16", "half",
 		"bfloat16", "fp16":
@@ -46,10 +48,9 @@ func DTypeBits(label string) (uint64, bool) {
 		return 64, true
 	case "complex128", "cdouble", "c128":
 		return 128, true
-	case "f4", "i4", "u4", "fp4", "int4", "uint4", "float4", "float4_e2m1fn",
-		"float4_e2m1fn_x2", "quint4x2":
+	case "f4", "i4", "u4", "fp4", "int4", "uint4", "float4", "float4_e2m1fn":
 		return 4, true
-	case "i2", "u2", "int2", "uint2", "quint2x4":
+	case "i2", "u2", "int2", "uint2":
 		return 2, true
 	case "i1", "u1", "int1", "uint1", "bit":
 		return 1, true

@@ -27,6 +27,8 @@ func TestDTypeBits(t *testing.T) {
 		{"Torch.Int8", 8, true, "prefix case-insensitive"},
 		{"f4", 4, true, "sub-byte counted in bits"}, {"i4", 4, true, "sub-byte"}, {"int4", 4, true, "sub-byte long form"},
 		{"float4_e2m1fn", 4, true, "fp4"}, {"complex128", 128, true, "two f64"},
+		{"float4_e2m1fn_x2", 8, true, "PyTorch packs two fp4 values in a 1-byte element"},
+		{"torch.quint4x2", 8, true, "two 4-bit values in a 1-byte element"}, {"quint2x4", 8, true, "four 2-bit values in a 1-byte element"},
 		{"", 0, false, "empty"}, {"weird", 0, false, "unknown"}, {"f32x", 0, false, "no prefix matching"},
 		{"torch.", 0, false, "prefix only"}, {string(make([]byte, 100)), 0, false, "long garbage"},
 	}

@@ -195,8 +195,14 @@ func isDocKey(k string) bool {
 // detectFormat reads the start of r to decide its format; seen returns the
 // bytes read so far (for line numbers in errors).
 func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
-	dec := jsontext.NewDecoder(r)
+	in := &readErrs{r: r}
+	dec := jsontext.NewDecoder(in)
 	fail := func(err error) error {
+		if in.err != nil && errors.Is(err, in.err) {
+			// The reader failed (a gzip stream cut short, say), even if
+			// before any byte: that is not an empty trace.
+			return fmt.Errorf("read: %w", in.err)
+		}
 		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) && isBlank(seen()) {
 			return ErrEmptyTrace
 		}

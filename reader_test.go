@@ -130,6 +130,8 @@ func TestReadTraceValid(t *testing.T) {
 		{"gzip", "a gzip stream is detected by its magic bytes", string(rdGzip(t, []byte(rdFullTrace()))), rdFullDoc()},
 		{"document form", "the document JSON is detected by content", string(docJSON), rdFullDoc()},
 		{"gzip document", "gzip then document form", string(rdGzip(t, docJSON)), rdFullDoc()},
+		{"document schema escaped", "the schema's value is a JSON string: its escapes are decoded before it is checked",
+			strings.Replace(string(docJSON), `"candle-graph/trace/6"`, `"\u0063andle-graph\/trace\/6"`, 1), rdFullDoc()},
 		{"kind not first", "the JSONL is detected by a top-level kind anywhere in the first object",
 			rdLines(`{"schema":"candle-graph/trace/6","run_id":"r","correlation_id":"r/1","entrypoint":"main","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":3,"warmup_steps":1,"device":"cuda:0","timing_mode":"host","tags":{"a":"b"},"kind":"meta"}`),
 			minimal(func(*TraceDocument) {})},
@@ -459,6 +461,27 @@ func TestReadTraceIOError(t *testing.T) {
 	_, err = ReadTrace(&rdErrReader{data: []byte(`{"schema":"candle-graph/trace/6","run":{`), err: boom})
 	if !errors.Is(err, boom) {
 		t.Errorf("document: error %v does not wrap the reader's error", err)
+	}
+	// A read that fails anywhere in a document is a read error, not invalid
+	// JSON, though the decoder reports it as a syntax error.
+	docJSON, err := json.Marshal(rdFullDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < len(docJSON); n += 7 {
+		_, err := ReadTrace(&rdErrReader{data: docJSON[:n], err: boom})
+		if !errors.Is(err, boom) || errors.Is(err, ErrInvalidJSON) || errors.Is(err, ErrEmptyTrace) {
+			t.Errorf("document cut at %d: error %v: want the reader's error, not invalid JSON", n, err)
+		}
+	}
+	// A gzip stream cut anywhere, even before its first byte of content,
+	// is a truncated stream, not an empty trace.
+	gz := rdGzip(t, []byte(rdFullTrace()))
+	for n := 10; n < len(gz); n += 5 {
+		_, err := ReadTrace(bytes.NewReader(gz[:n]))
+		if !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrEmptyTrace) || !strings.Contains(err.Error(), "gzip") {
+			t.Errorf("gzip cut at %d of %d: error %v: want a truncated gzip stream", n, len(gz), err)
+		}
 	}
 }
 
