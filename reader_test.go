@@ -304,6 +304,8 @@ func TestReadTraceErrors(t *testing.T) {
 			`^line 2: f7: duplicate field$`, ErrInvalidJSON, 2},
 		{"duplicate kind, skipped kind, many fields", "kind given again after 20 other names", rdLines(tMeta, strings.Replace(rdManyFields("later", 20), "}", `,"kind":"later"}`, 1)),
 			`^line 2: kind: duplicate field$`, ErrInvalidJSON, 2},
+		{"data after a skipped record", "a record of an unknown kind is skipped, but its line must still hold one object", rdLines(tMeta, `{"kind":"later"} {"kind":"later"}`),
+			`^line 2: want one JSON object a line, found more after it at column 18$`, nil, 2},
 		{"duplicate kind, skipped kind", "kind first, then again, in a skipped record", rdLines(tMeta, `{"kind":"later","kind":"later"}`),
 			`^line 2: kind: duplicate field$`, ErrInvalidJSON, 2},
 		{"duplicate field, kind not first", "the collecting path: kind comes after the names given twice", rdLines(tMeta, `{"\u0061":1,"a":2,"kind":"later"}`),
@@ -446,6 +448,25 @@ func (r *rdErrReader) Read(p []byte) (int, error) {
 	n := copy(p, r.data)
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// TestReadTraceEscapedKind: a kind written with escapes is that kind, not
+// an unknown one to skip.
+func TestReadTraceEscapedKind(t *testing.T) {
+	plain, err := ReadTrace(strings.NewReader(rdLines(tMeta, tRoot)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	esc, err := ReadTrace(strings.NewReader(rdLines(tMeta, strings.Replace(tRoot, `"span_start"`, `"span\u005fstart"`, 1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(esc.Spans) != 1 {
+		t.Fatalf("spans %+v: the escaped span_start was skipped", esc.Spans)
+	}
+	if d := cmp.Diff(plain, esc); d != "" {
+		t.Errorf("escaped kind (-plain +escaped):\n%s", d)
+	}
 }
 
 // TestReadTraceIOError checks that I/O errors are wrapped, with the line.
