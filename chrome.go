@@ -404,7 +404,7 @@ func (p *chromeParser) parse() error {
 			var se *jsontext.SyntacticError
 			if errors.As(err, &se) {
 				return &ParseError{Offset: se.ByteOffset, Msg: "not a Chrome trace: not JSON: " + se.Err.Error(),
-					Err: fmt.Errorf("%w: %w", ErrUnknownFormat, err)}
+					Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
 			}
 			return p.syntax(err)
 		}

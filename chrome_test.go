@@ -552,6 +552,7 @@ func TestChromeErrors(t *testing.T) {
 		{"empty", "no bytes at all", "", ErrEmptyTrace, "empty input", ""},
 		{"white space", "white space only", " \n\t", ErrEmptyTrace, "empty input", ""},
 		{"not JSON", "text", "hello", ErrUnknownFormat, "not a Chrome trace: not JSON", ""},
+		{"not JSON, invalid JSON", "input that is not JSON wraps ErrInvalidJSON too", "hello", ErrInvalidJSON, "not a Chrome trace: not JSON", ""},
 		{"number", "a JSON number", "42", ErrUnknownFormat, "neither an array of events nor an object with traceEvents", ""},
 		{"object without events", "a candle document", `{"schema":"candle-graph/trace/6","memory":[]}`, ErrUnknownFormat, "without traceEvents", ""},
 		{"traceEvents not array", "wrong type", `{"traceEvents":{}}`, ErrUnknownFormat, "traceEvents is not an array", ""},

@@ -244,7 +244,6 @@ type recordDecoder struct {
 	kind    recordKind
 	seen    uint32
 	fastErr *ParseError
-	records int   // non-blank lines seen
 	offset  int64 // bytes read so far, up to the end of the line just read
 }
 
@@ -298,7 +297,7 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 		return false
 	}
 	k := lookupRecordKind(v[1 : len(v)-1])
-	if k == recNone {
+	if k == recNone && d.metaLine != 0 {
 		d.fast = fastSkip
 		return true
 	}
@@ -351,7 +350,6 @@ func (d *recordDecoder) next() (recordKind, error) {
 			}
 			continue
 		}
-		d.records++
 		k, err := d.parseLine(line)
 		if err != nil {
 			return recNone, err
@@ -367,10 +365,8 @@ func (d *recordDecoder) next() (recordKind, error) {
 
 func (d *recordDecoder) eof() error {
 	if d.metaLine == 0 {
-		if d.records == 0 {
-			return ErrEmptyTrace
-		}
-		return &ParseError{Line: d.line, Msg: "no meta record in the stream", Err: ErrMissingMeta}
+		// A record before meta is refused when read: no meta, no record.
+		return ErrEmptyTrace
 	}
 	return io.EOF
 }
@@ -520,15 +516,21 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	if !found {
 		return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "missing required field"}
 	}
+	if d.metaLine == 0 && kind != recMeta {
+		// Before meta, even a kind that would be skipped: the schema that
+		// says which kinds exist is not known yet.
+		what := kind.String()
+		if kind == recNone {
+			what = ""
+		}
+		return recNone, &ParseError{Line: d.line, Kind: what,
+			Msg: "the first record must be meta", Err: ErrMissingMeta}
+	}
 	if kind == recNone { // unknown or /7-only kind: skipped
 		if perr := d.dupField(false); perr != nil {
 			return recNone, perr
 		}
 		return recNone, nil
-	}
-	if d.metaLine == 0 && kind != recMeta {
-		return recNone, &ParseError{Line: d.line, Kind: kind.String(),
-			Msg: "the first record must be meta", Err: ErrMissingMeta}
 	}
 	if kind == recMeta && d.metaLine != 0 {
 		return recNone, &ParseError{Line: d.line, Kind: "meta",

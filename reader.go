@@ -214,7 +214,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				msg = "truncated input: it ends inside a JSON value"
 			}
-			return &ParseError{Line: line, Msg: msg, Err: fmt.Errorf("%w: %w", ErrUnknownFormat, err)}
+			return &ParseError{Line: line, Msg: msg, Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
 		}
 		if errors.As(err, &ioe) {
 			return fmt.Errorf("read: %w", err)

@@ -268,6 +268,9 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 		if err := json.Unmarshal(raw["kind"], &kind); err != nil {
 			return nil, fmt.Errorf("line %d: kind: %w", line, err)
 		}
+		if !sawMeta && kind != "meta" || sawMeta && kind == "meta" {
+			return nil, fmt.Errorf("line %d: meta first and once", line)
+		}
 		known := map[string]bool{"meta": true, "span_start": true, "span_end": true, "op": true, "tensor": true,
 			"memory": true, "device_memory": true, "gradient": true, "edge": true}
 		if !known[kind] {
@@ -275,9 +278,6 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 				break
 			}
 			continue
-		}
-		if !sawMeta && kind != "meta" || sawMeta && kind == "meta" {
-			return nil, fmt.Errorf("line %d: meta first and once", line)
 		}
 		if err := refPlainInts(kind, raw); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
