@@ -413,10 +413,7 @@ func (p *chromeParser) parse() error {
 	// Only whitespace may follow.
 	if p.dec.PeekKind() != 0 {
 		p.index = -1
-		// Where the data starts: past the whitespace the decoder holds.
-		rest := p.dec.UnreadBuffer()
-		off := p.dec.InputOffset() + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n")))
-		return &ParseError{Offset: off, Msg: "data after the trace"}
+		return &ParseError{Offset: nextOffset(p.dec), Msg: "data after the trace"}
 	}
 	if _, err := p.dec.ReadToken(); err != io.EOF {
 		p.index = -1

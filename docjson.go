@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +43,11 @@ type docDecoder struct {
 // readDocument reads the document form from r.
 func readDocument(r io.Reader) (*TraceDocument, error) {
 	in := &readErrs{r: r}
-	d := &docDecoder{dec: jsontext.NewDecoder(in), in: in, p: valueParser{in: newInterner()}}
+	// Names given twice are found by the checks the JSONL form shares: the
+	// document's own keys below, an element's fields and tags by the record
+	// parser. Inside ignored values they are ignored, as in JSONL.
+	dec := jsontext.NewDecoder(in, jsontext.AllowDuplicateNames(true))
+	d := &docDecoder{dec: dec, in: in, p: valueParser{in: newInterner()}}
 	defer d.release()
 	doc := &TraceDocument{}
 	tok, err := d.dec.ReadToken()
@@ -54,12 +59,18 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 	}
 	var sawSchema, sawRun bool
 	spanAt := make(map[string]int64)
+	keys := make(map[string]bool)
 	for d.dec.PeekKind() == '"' {
+		at := nextOffset(d.dec)
 		nameTok, err := d.dec.ReadToken()
 		if err != nil {
 			return nil, d.syntax(err)
 		}
 		name := nameTok.String()
+		if keys[name] {
+			return nil, &ParseError{Offset: at, Field: name, Msg: "duplicate field", Err: ErrInvalidJSON}
+		}
+		keys[name] = true
 		switch name {
 		case "schema":
 			v, start, err := d.value()
@@ -202,6 +213,13 @@ func (d *docDecoder) element(k recordKind, section string, v []byte, start int64
 		return perr
 	}
 	return nil
+}
+
+// nextOffset returns the byte offset of the token dec has peeked at: past
+// the white space and separator dec holds before it.
+func nextOffset(dec *jsontext.Decoder) int64 {
+	rest := dec.UnreadBuffer()
+	return dec.InputOffset() + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n,:")))
 }
 
 // readErrs is a reader that keeps the error its reader returned, other

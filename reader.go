@@ -69,7 +69,10 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // dense size of shape × dtype when the dtype is known (nil otherwise); an
 // absent category is CategoryOther; empty arrays, objects and sections are
 // nil (never empty non-nil), so a document compares equal to what reading
-// its WriteJSONL output gives.
+// its WriteJSONL output gives. A name given twice in a record (or a tags
+// object, or among the document's own keys) is an error wrapping
+// ErrInvalidJSON; inside the value of a field that is ignored, it is
+// ignored too.
 //
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.

@@ -453,6 +453,45 @@ func (r *rdErrReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// TestReadTraceDocumentDuplicateNames: the document form finds names given
+// twice where the JSONL form does (its own keys, an element's fields, tags)
+// and, as JSONL, ignores them inside the values of ignored fields.
+func TestReadTraceDocumentDuplicateNames(t *testing.T) {
+	pre := `{"schema":"candle-graph/trace/6","run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}},`
+	mem := `{"timestamp_ns":1,"tensor_id":"t","span_id":"","device":"d","bytes":1,"action":"alloc","shape":[],"dtype":"u8",` + `"x":{"a":1,"a":2}}`
+	doc, err := ReadTrace(strings.NewReader(pre + `"memory":[` + mem + `]}`))
+	if err != nil {
+		t.Fatalf("a name given twice inside an ignored field: %v", err)
+	}
+	jsonl, err := ReadTrace(strings.NewReader(rdLines(`{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}}`,
+		`{"kind":"memory",`+mem[1:])))
+	if err != nil {
+		t.Fatalf("JSONL: %v", err)
+	}
+	if d := cmp.Diff(jsonl, doc); d != "" {
+		t.Errorf("the two forms differ (-jsonl +document):\n%s", d)
+	}
+	for _, c := range []struct{ name, in, at, want string }{
+		{"section twice", pre + `"memory":[], "memory":[]}`, `"memory"`, "memory: duplicate field"},
+		{"unknown key twice", pre + `"zz":1, "zz":2}`, `"zz":2`, "zz: duplicate field"},
+	} {
+		_, err := ReadTrace(strings.NewReader(c.in))
+		want := fmt.Sprintf("offset %d: %s", strings.LastIndex(c.in, c.at), c.want)
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalidJSON) {
+			t.Errorf("%s: error %v, want %q wrapping ErrInvalidJSON", c.name, err, want)
+		}
+	}
+	for _, c := range []struct{ name, in, want string }{
+		{"element field twice", pre + `"memory":[` + strings.Replace(mem, `"dtype":"u8"`, `"dtype":"u8","bytes":2`, 1) + `]}`, `^offset \d+: memory: bytes: duplicate field$`},
+		{"run field twice", strings.Replace(pre, `"run_id":"r"`, `"run_id":"r","run_id":"s"`, 1) + `"memory":[]}`, `^offset \d+: run: run_id: duplicate field$`},
+		{"tag twice", strings.Replace(pre, `"tags":{}`, `"tags":{"a":"b","a":"c"}`, 1) + `"memory":[]}`, `^offset \d+: run: tags.a: duplicate field$`},
+	} {
+		if _, err := ReadTrace(strings.NewReader(c.in)); err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
+			t.Errorf("%s: error %v, want one matching %s", c.name, err, c.want)
+		}
+	}
+}
+
 // TestReadTraceEscapedKind: a kind written with escapes is that kind, not
 // an unknown one to skip.
 func TestReadTraceEscapedKind(t *testing.T) {
