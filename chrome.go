@@ -284,8 +284,9 @@ type threadInfo struct {
 
 type chromeParser struct {
 	dec   *jsontext.Decoder
-	index int   // current traceEvents index; -1 outside traceEvents
-	evOff int64 // byte offset of the current event
+	in    *readErrs // what the decoder reads, with its last read error
+	index int       // current traceEvents index; -1 outside traceEvents
+	evOff int64     // byte offset of the current event
 
 	strs    map[string]string
 	threads map[string]int32
@@ -304,8 +305,10 @@ type chromeParser struct {
 }
 
 func newChromeParser(r io.Reader) *chromeParser {
+	in := &readErrs{r: r}
 	return &chromeParser{
-		dec:     jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)),
+		dec:     jsontext.NewDecoder(in, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)),
+		in:      in,
 		index:   -1,
 		strs:    make(map[string]string, 1024),
 		threads: make(map[string]int32, 16),
@@ -317,20 +320,25 @@ func newChromeParser(r io.Reader) *chromeParser {
 
 // syntax wraps a decoder error with where it happened.
 func (p *chromeParser) syntax(err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "unexpected end of input", Err: io.ErrUnexpectedEOF}
+	// I/O errors (a corrupt gzip stream, a failing reader), which the
+	// decoder may report as syntax errors.
+	if p.in.err != nil && errors.Is(err, p.in.err) {
+		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "read error: ")
+		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "read: " + msg, Err: err}
 	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "unexpected end of input",
+			Err: fmt.Errorf("%w: %w", ErrInvalidJSON, io.ErrUnexpectedEOF)}
+	}
+	msg := "invalid JSON"
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		msg := "invalid JSON"
 		if se.Err != nil {
 			msg += ": " + se.Err.Error()
 		}
-		return &ParseError{Offset: se.ByteOffset, Kind: p.where(), Msg: msg, Err: err}
+		return &ParseError{Offset: se.ByteOffset, Kind: p.where(), Msg: msg, Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 	}
-	// I/O errors (a corrupt gzip stream, a failing reader).
-	msg := strings.TrimPrefix(err.Error(), "jsontext: read error: ")
-	return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "read: " + msg, Err: err}
+	return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: msg + ": " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 }
 
 // where names the current event, "traceEvents[i]", or "" outside events.

@@ -49,7 +49,7 @@ type ParseError struct {
 }
 
 // Error renders e.g. `trace.jsonl: line 17: memory: unknown action "alocate" (want alloc or free)`
-// or `offset 1234: memory: bytes: want an unsigned integer, got -5`.
+// or `offset 1234: memory: bytes: want an unsigned integer, got negative number -5`.
 func (e *ParseError) Error() string {
 	b := make([]byte, 0, 64+len(e.Msg))
 	if e.Path != "" {

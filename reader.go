@@ -199,7 +199,9 @@ func isDocKey(k string) bool {
 // bytes read so far (for line numbers in errors).
 func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	in := &readErrs{r: r}
-	dec := jsontext.NewDecoder(in)
+	// Lenient: only the format is decided here; its reader applies the
+	// rules (names given twice, UTF-8) where they apply.
+	dec := jsontext.NewDecoder(in, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	fail := func(err error) error {
 		if in.err != nil && errors.Is(err, in.err) {
 			// The reader failed (a gzip stream cut short, say), even if

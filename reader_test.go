@@ -492,6 +492,31 @@ func TestReadTraceDocumentDuplicateNames(t *testing.T) {
 	}
 }
 
+// TestReadTraceDetectionLenient: deciding the format does not apply rules
+// that belong to a format's reader. A name given twice, or a string that is
+// not UTF-8, in a member read before the deciding one, is left to the
+// reader of the format: ignored where that reader ignores it.
+func TestReadTraceDetectionLenient(t *testing.T) {
+	run := `"run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}}`
+	for _, c := range []struct{ name, in string }{
+		{"document", `{"schema":"candle-graph/trace/6","foo":{"a":1,"a":2},` + run + `}`},
+		{"JSONL meta", rdLines(`{"x":{"a":1,"a":2},"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}}`)},
+		{"Chrome, name twice", `{"foo":{"a":1,"a":2},"traceEvents":[]}`},
+		{"Chrome, not UTF-8", "{\"foo\":\"\xff\",\"traceEvents\":[]}"},
+	} {
+		if _, err := ReadTrace(strings.NewReader(c.in)); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	// The document's own rule: its keys are given once, reported at the
+	// offset of the second, in the document's terms.
+	in := `{"schema":"candle-graph/trace/6","schema":"candle-graph/trace/6",` + run + `}`
+	_, err := ReadTrace(strings.NewReader(in))
+	if want := fmt.Sprintf("offset %d: schema: duplicate field", strings.LastIndex(in, `"schema"`)); err == nil || err.Error() != want {
+		t.Errorf("schema twice: error %v, want %q", err, want)
+	}
+}
+
 // TestReadTraceEscapedKind: a kind written with escapes is that kind, not
 // an unknown one to skip.
 func TestReadTraceEscapedKind(t *testing.T) {

@@ -17,10 +17,11 @@ import (
 )
 
 // WriteJSON writes doc in the document form: one JSON object with the field
-// names of the struct tags (the same bytes encoding/json would write, except
-// that nil slices and maps are written as [] and {} and map keys are
-// sorted). ReadTrace reads it back to an equal document. The document form
-// can equally be written with encoding/json or json v2 directly.
+// names of the struct tags, written by json v2 with map keys sorted (unlike
+// encoding/json, nil slices and maps are written as [] and {}, <, > and &
+// are not escaped, and a string that is not valid UTF-8 is an error).
+// ReadTrace reads it back to an equal document. The document form can
+// equally be written with encoding/json or json v2 directly.
 func (doc *TraceDocument) WriteJSON(w io.Writer) error {
 	return json.MarshalWrite(w, doc, json.Deterministic(true))
 }
