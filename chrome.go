@@ -13,7 +13,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -323,8 +322,7 @@ func (p *chromeParser) syntax(err error) error {
 	// I/O errors (a corrupt gzip stream, a failing reader), which the
 	// decoder may report as syntax errors.
 	if p.in.err != nil && errors.Is(err, p.in.err) {
-		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "read error: ")
-		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "read: " + msg, Err: err}
+		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: readErrorMsg(err), Err: err}
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "unexpected end of input",

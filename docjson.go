@@ -237,6 +237,11 @@ func (r *readErrs) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// readErrorMsg is the message of a failed read that the decoder returned.
+func readErrorMsg(err error) string {
+	return "read: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "read error: ")
+}
+
 // syntax turns an error of the token stream into a *ParseError naming the
 // byte offset; nil stays nil.
 func (d *docDecoder) syntax(err error) error {
@@ -257,6 +262,5 @@ func (d *docDecoder) syntax(err error) error {
 		err = io.ErrUnexpectedEOF
 		return &ParseError{Offset: d.dec.InputOffset(), Msg: "truncated document", Err: err}
 	}
-	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "read error: ")
-	return &ParseError{Offset: d.dec.InputOffset(), Msg: "read: " + msg, Err: err}
+	return &ParseError{Offset: d.dec.InputOffset(), Msg: readErrorMsg(err), Err: err}
 }
