@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,4 +150,55 @@ func TestUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUsageNamesEveryFlag checks that the usage text lists, on each
+// command's lines, every flag the command defines: the usage is written by
+// hand, and summary's --top was once missing from it.
+func TestUsageNamesEveryFlag(t *testing.T) {
+	defined := map[string][]string{}
+	flagsDefined = func(fs *flag.FlagSet) {
+		fs.VisitAll(func(f *flag.Flag) { defined[fs.Name()] = append(defined[fs.Name()], f.Name) })
+	}
+	defer func() { flagsDefined = nil }()
+	commands := []string{"summary", "profile", "nodes", "report", "export"}
+	for _, cmd := range commands {
+		if r := runCmd(t, nil, cmd, "-h"); r.code != 0 {
+			t.Fatalf("%s -h: exit status %d", cmd, r.code)
+		}
+	}
+	for _, cmd := range commands {
+		if len(defined[cmd]) == 0 {
+			t.Errorf("%s: no flags seen; the hook missed the command", cmd)
+		}
+		lines := usageLines(t, cmd)
+		for _, name := range defined[cmd] {
+			if !regexp.MustCompile(`(^|[\s\[])--?` + regexp.QuoteMeta(name) + `[\s\]]`).MatchString(lines) {
+				t.Errorf("the usage of %s does not name its flag -%s:\n%s", cmd, name, lines)
+			}
+		}
+	}
+}
+
+// usageLines returns the lines of the usage text that describe cmd: the
+// line that starts with it and the indented lines that continue it.
+func usageLines(t *testing.T, cmd string) string {
+	t.Helper()
+	var b strings.Builder
+	in := false
+	for line := range strings.Lines(usageText) {
+		switch {
+		case strings.HasPrefix(line, "  "+cmd+" "):
+			in = true
+		case in && !strings.HasPrefix(line, "    "):
+			in = false
+		}
+		if in {
+			b.WriteString(line)
+		}
+	}
+	if b.Len() == 0 {
+		t.Fatalf("the usage text has no line for %s", cmd)
+	}
+	return b.String()
 }

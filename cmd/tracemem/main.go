@@ -37,7 +37,7 @@ func main() {
 const usageText = `usage: tracemem COMMAND [flags] TRACE...
 
 Commands:
-  summary TRACE...                         plain-text report: devices, peak, peak by category,
+  summary [--top N] TRACE...               plain-text report: devices, peak, peak by category,
                                            top allocations at the peak, anomalies, event counts;
                                            several files (one per rank) add a comparison table
   profile [--max-points N] TRACE           the memory profile as JSON on stdout
@@ -143,6 +143,9 @@ func newFlags(name string) *flag.FlagSet {
 // positional arguments ("--" ends the flags), and returns the positional
 // arguments.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	if flagsDefined != nil {
+		flagsDefined(fs)
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -164,6 +167,10 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
+
+// flagsDefined, when set (by tests), sees each subcommand's flags before
+// they are parsed, so that a test can check the usage text names them all.
+var flagsDefined func(*flag.FlagSet)
 
 // boundedInt is a flag value that must be an integer ≥ min.
 type boundedInt struct {
