@@ -851,8 +851,10 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 
 // NodeMetrics returns the memory of every span and op added so far, keyed by
 // span id and by op node id: opNodeIDs[key] when present, else
-// "{span}/op/{index}". Spans still open are measured as if the trace ended
-// now. The map is the caller's.
+// "{span}/op/{index}". An id is one node: a span keeps its id when an op's
+// node id is the same (every span has its node), and of ops with the same
+// node id the first added keeps it. Spans still open are measured as if the
+// trace ended now. The map is the caller's.
 func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetrics {
 	if !a.nodes {
 		return nil
@@ -889,8 +891,11 @@ func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetric
 		if !ok {
 			id = o.spanID + "/op/" + strconv.Itoa(int(o.index))
 		}
+		if _, taken := out[id]; taken {
+			continue // a span's id, or an earlier op's (Validate reports the first)
+		}
 		res := o.residual
-		if !o.measured {
+		if !o.measured && o.output != "" { // not "" as a tensor id: the op has no output
 			res = a.liveBytes(o.output)
 		}
 		out[id] = NodeMetrics{Bytes: o.bytes, PeakBytes: o.bytes, ResidualBytes: res, StorageBytes: o.bytes}

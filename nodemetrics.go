@@ -19,7 +19,10 @@ type NodeMetrics struct {
 
 // NodeMemoryMetrics returns the memory of every span and op of doc, keyed by
 // span id and by op node id: opNodeIDs[key] when present, else
-// "{span}/op/{index}". A nil opNodeIDs is allowed.
+// "{span}/op/{index}". A nil opNodeIDs is allowed. An id names one node: a
+// span whose id is also an op's node id keeps it and the op has no node
+// (Validate reports this for the default op ids); of ops given the same id
+// by opNodeIDs, the first in document order has the node.
 //
 // The rules:
 //   - An op's index is its position among the document's ops with the same

@@ -199,6 +199,131 @@ func TestNodeMetricsDeepTree(t *testing.T) {
 	}
 }
 
+// TestNodeMetricsOpWithoutOutput: an op that names no output leaves nothing
+// behind, even when a tensor whose id is the empty string is live (the
+// reader accepts "" as a tensor id). Found by FuzzAnalyzeReference, for an
+// op of an unknown span.
+func TestNodeMetricsOpWithoutOutput(t *testing.T) {
+	b := uint64(8)
+	for _, tt := range []struct{ name, span string }{
+		{"unknown span", "gone"},
+		{"open span", "open"},
+		{"closed span", "closed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := &TraceDocument{
+				Spans:  []Span{{ID: "open"}, {ID: "closed", Closed: true, DurationNs: 10}},
+				Ops:    []Op{{SpanID: tt.span, OpName: "a", StorageBytes: &b}},
+				Memory: []MemoryEvent{{TimestampNs: 1, TensorID: "", SpanID: tt.span, Device: "cuda:0", Bytes: 1}},
+			}
+			if got := NodeMemoryMetrics(doc, nil)[tt.span+"/op/0"]; got.ResidualBytes != 0 {
+				t.Errorf("op node = %+v, want residual 0: the op has no output", got)
+			}
+		})
+	}
+}
+
+// TestNodeMetricsIDClash: a node id is one node. A span keeps its id against
+// an op whose node id is the same, and the first of ops mapped to one id
+// keeps it; Validate names the clashes it can see (the default op ids).
+func TestNodeMetricsIDClash(t *testing.T) {
+	b := uint64(100)
+	alloc := MemoryEvent{TimestampNs: 1, TensorID: "y", SpanID: "s/op/0", Device: "cuda:0", Bytes: 7}
+	tests := []struct {
+		name, why string
+		doc       *TraceDocument
+		opNodeIDs map[OpKey]string
+		want      map[string]NodeMetrics
+		problems  []string // Validate's messages
+	}{
+		{
+			name: "span named like an op's default id",
+			why:  "every span has its node: the op's default id is taken, so the op has none, and Validate says so",
+			doc: &TraceDocument{
+				Spans:  []Span{{ID: "s"}, {ID: "s/op/0", ParentID: "s"}},
+				Ops:    []Op{{SpanID: "s", OpName: "mm", StorageBytes: &b}},
+				Memory: []MemoryEvent{alloc},
+			},
+			want: map[string]NodeMetrics{
+				"s":      {Bytes: 100, PeakBytes: 7, ResidualBytes: 7},
+				"s/op/0": {PeakBytes: 7, ResidualBytes: 7},
+			},
+			problems: []string{`span "s/op/0": the id is also the node id of ops[0] (op 0 of span "s"), which node metrics leave out`},
+		},
+		{
+			name: "op mapped onto a span id",
+			why:  "the caller's id for the op is taken by a span; Validate cannot see the caller's ids",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "s"}},
+				Ops:   []Op{{SpanID: "s", OpName: "mm", StorageBytes: &b}},
+			},
+			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 0}: "s"},
+			want:      map[string]NodeMetrics{"s": {Bytes: 100, PeakBytes: 100}},
+		},
+		{
+			name: "two ops mapped to one id",
+			why:  "the first op in document order keeps the node, as the first of duplicate spans does",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "s"}},
+				Ops: []Op{
+					{SpanID: "s", OpName: "a", StorageBytes: &b},
+					{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
+				},
+			},
+			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 0}: "n", {SpanID: "s", Index: 1}: "n"},
+			want: map[string]NodeMetrics{
+				"s": {Bytes: 112, PeakBytes: 112},
+				"n": {Bytes: 100, PeakBytes: 100, StorageBytes: 100},
+			},
+		},
+		{
+			name: "span named like an op of 0 bytes",
+			why:  "an op of 0 bytes has no node, so nothing clashes",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "s"}, {ID: "s/op/1"}},
+				Ops:   []Op{{SpanID: "s", OpName: "a", StorageBytes: &b}, {SpanID: "s", OpName: "view"}},
+			},
+			want: map[string]NodeMetrics{
+				"s":      {Bytes: 100, PeakBytes: 100},
+				"s/op/0": {Bytes: 100, PeakBytes: 100, StorageBytes: 100},
+				"s/op/1": {},
+			},
+		},
+		{
+			name: "span named like an op of an unknown span",
+			why:  "ops of spans the document lacks still get a node, so they clash too",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "gone/op/1"}},
+				Ops: []Op{
+					{SpanID: "gone", OpName: "a"},
+					{SpanID: "gone", OpName: "b", StorageBytes: &b},
+				},
+			},
+			want:     map[string]NodeMetrics{"gone/op/1": {}},
+			problems: []string{`span "gone/op/1": the id is also the node id of ops[1] (op 1 of span "gone"), which node metrics leave out`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NodeMemoryMetrics(tt.doc, tt.opNodeIDs)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tt.why, diff)
+			}
+			var problems []string
+			for _, err := range unjoin(tt.doc.Validate()) {
+				var se *SpanError
+				if !errors.As(err, &se) {
+					t.Errorf("Validate problem %v is not a *SpanError", err)
+				}
+				problems = append(problems, err.Error())
+			}
+			if diff := cmp.Diff(tt.problems, problems); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestNodeMetricsOpNodeIDs(t *testing.T) {
 	b := uint64(12)
 	doc := &TraceDocument{

@@ -5,6 +5,7 @@ package tracemem
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,8 +24,10 @@ func (e *SpanCycleError) Error() string {
 // Validate checks the document's structure and returns every problem it
 // finds, joined (use errors.As for *SpanError and *SpanCycleError), or nil:
 // duplicate span ids (the analyses keep the first), parent links that form a
-// cycle (the analyses cut the link that closes it), and memory events whose
-// action or category is out of range. Callers may run it before an analysis
+// cycle (the analyses cut the link that closes it), span ids that are also
+// the default node id "{span}/op/{index}" of an op (node metrics keep the
+// span's node, and the op has none), and memory events whose action or
+// category is out of range. Callers may run it before an analysis
 // to learn what the analysis will work around.
 func (d *TraceDocument) Validate() error {
 	var errs []error
@@ -40,6 +43,7 @@ func (d *TraceDocument) Validate() error {
 			errs = append(errs, o.cycle)
 		}
 	}
+	errs = append(errs, d.opIDClashes()...)
 	for i := range d.Memory {
 		ev := &d.Memory[i]
 		if ev.Action != ActionAlloc && ev.Action != ActionFree {
@@ -50,6 +54,38 @@ func (d *TraceDocument) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// opIDClashes returns a *SpanError for each span whose id is also the
+// default node id of an op with a node (one of more than 0 bytes).
+func (d *TraceDocument) opIDClashes() []error {
+	var opLike map[string]bool // span ids that could be an op's node id
+	for i := range d.Spans {
+		if id := d.Spans[i].ID; strings.Contains(id, "/op/") {
+			if opLike == nil {
+				opLike = make(map[string]bool)
+			}
+			opLike[id] = true
+		}
+	}
+	if opLike == nil {
+		return nil
+	}
+	var errs []error
+	count := make(map[string]int)
+	for i := range d.Ops {
+		op := &d.Ops[i]
+		index := count[op.SpanID]
+		count[op.SpanID]++
+		if op.Bytes() == 0 {
+			continue
+		}
+		if id := op.SpanID + "/op/" + strconv.Itoa(index); opLike[id] {
+			errs = append(errs, &SpanError{SpanID: id,
+				Msg: fmt.Sprintf("the id is also the node id of ops[%d] (op %d of span %q), which node metrics leave out", i, index, op.SpanID)})
+		}
+	}
+	return errs
 }
 
 type spanSlot struct {
