@@ -78,9 +78,23 @@ func TestNodeMetricsMatchesReference(t *testing.T) {
 	for seed := range n {
 		r := rand.New(rand.NewPCG(uint64(seed), 11))
 		doc := randomDoc(r)
+		// Map some ops to ids of the caller's: one op to a new id, every
+		// op to one id (the first keeps it), or an op to a span's id (the
+		// span keeps it).
 		var ids map[OpKey]string
-		if seed%3 == 0 && len(doc.Ops) > 0 {
+		switch {
+		case len(doc.Ops) == 0:
+		case seed%4 == 0:
 			ids = map[OpKey]string{{SpanID: doc.Ops[0].SpanID, Index: 0}: "mapped"}
+		case seed%4 == 1:
+			ids = map[OpKey]string{}
+			n := map[string]int{}
+			for _, op := range doc.Ops {
+				ids[OpKey{SpanID: op.SpanID, Index: n[op.SpanID]}] = "shared"
+				n[op.SpanID]++
+			}
+		case seed%4 == 2 && len(doc.Spans) > 0:
+			ids = map[OpKey]string{{SpanID: doc.Ops[0].SpanID, Index: 0}: doc.Spans[0].ID}
 		}
 		got := NodeMemoryMetrics(doc, ids)
 		want := refNodeMetrics(doc, ids)

@@ -361,9 +361,11 @@ func refNodeMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]N
 				}
 			}
 		}
-		out[id] = NodeMetrics{Bytes: b, PeakBytes: b, ResidualBytes: res, StorageBytes: b}
+		if _, taken := out[id]; !taken { // the first op with an id keeps it
+			out[id] = NodeMetrics{Bytes: b, PeakBytes: b, ResidualBytes: res, StorageBytes: b}
+		}
 	}
-	for id, s := range byID {
+	for id, s := range byID { // a span's node replaces an op's with its id
 		m := NodeMetrics{Bytes: own[id]}
 		if len(sorted) == 0 {
 			// Static: the largest own bytes in the subtree.
