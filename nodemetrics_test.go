@@ -5,6 +5,7 @@ package tracemem
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,8 +162,11 @@ func TestValidateReportsDuplicatesAndBadEvents(t *testing.T) {
 }
 
 // TestNodeMetricsDeepTree: a chain 100,000 spans deep, given leaf first, is
-// neither recursed on nor cut, and a cycle closing it does not hang.
+// neither recursed on nor cut, measured and static, and a cycle closing it
+// does not hang. Go stacks grow to 1 GB, deep enough for a recursion on
+// this depth: the test caps them at 1 MB, so that one crashes the test.
 func TestNodeMetricsDeepTree(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(1 << 20))
 	const depth = 100_000
 	spans := make([]Span, depth)
 	for i := range spans {
@@ -186,6 +190,15 @@ func TestNodeMetricsDeepTree(t *testing.T) {
 	}
 	if err := doc.Validate(); err != nil {
 		t.Errorf("Validate = %v, want nil", err)
+	}
+	// With no memory events, the static estimate rolls the leaf's op up.
+	b := uint64(48)
+	static := &TraceDocument{Spans: spans, Ops: []Op{{SpanID: spans[0].ID, OpName: "mm", StorageBytes: &b}}}
+	got = NodeMemoryMetrics(static, nil)
+	for _, id := range []string{spans[0].ID, spans[depth/2].ID, spans[depth-1].ID} {
+		if m := got[id]; m.PeakBytes != 48 {
+			t.Errorf("static %s = %+v, want peak 48 (the leaf's op is every ancestor's static peak)", id, m)
+		}
 	}
 	// Close the chain into a cycle: the root's parent is the leaf.
 	doc.Spans[depth-1].ParentID = spans[0].ID
