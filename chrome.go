@@ -48,8 +48,9 @@ import (
 //	5 ideep:<id>               12 xpu:<id>           19 mtia:<id>
 //	6 hip:<id>                 13 mps:<id>           20 privateuseone:<id>
 //
-// and device<type>:<id> for any other type; a negative Device Id drops the
-// ":<id>" part. (ROCm builds report AMD GPUs as type 1, cuda.)
+// and device<type>:<id> for any other type; a negative Device Id (c10's -1,
+// no index) drops the ":<id>" part, and all negative ids of a type are one
+// device. (ROCm builds report AMD GPUs as type 1, cuda.)
 //
 // Tensor identity: with args.Addr (an integer, or a string in decimal or
 // 0x hex), a block is (device, address); each
@@ -891,7 +892,7 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		p.oom++
 	}
 	typ, id := a.devType.v, a.devID.v
-	if typ == 0 {
+	if typ == 0 || id < 0 { // one device, as chromeDeviceName names it
 		id = -1
 	}
 	dk := [2]int64{typ, id}

@@ -460,6 +460,67 @@ func TestChromeDeviceNames(t *testing.T) {
 	}
 }
 
+// TestChromeOneDevicePerName: events whose Device Type and Id give one
+// device name are one device, so their blocks pair with each other and
+// their ids do not collide: the CPU whatever its Device Id, and any
+// negative Device Id of a type.
+func TestChromeOneDevicePerName(t *testing.T) {
+	addr := func(a int) string { return fmt.Sprintf(`,"Addr":%d`, a) }
+	for _, tc := range []struct {
+		name, why string
+		events    []string
+		want      Anomalies
+		peak      uint64
+		device    string
+	}{
+		{"cpu ids, Addr", "a CPU block allocated under Device Id -1 is freed under Device Id 0",
+			[]string{memEvent("1", 64, 0, -1, addr(16)), memEvent("2", -64, 0, 0, addr(16))}, Anomalies{}, 64, "cpu"},
+		{"cpu ids, no Addr", "the free pairs with the block of the same size",
+			[]string{memEvent("1", 64, 0, 0, ""), memEvent("2", -64, 0, -1, "")}, Anomalies{}, 64, "cpu"},
+		{"negative ids, two blocks", "Device Id -1 and -2 are one cuda device: two blocks, not one id twice",
+			[]string{memEvent("1", 100, 1, -1, ""), memEvent("2", 200, 1, -2, "")}, Anomalies{}, 300, "cuda"},
+		{"negative ids, Addr", "the block at one address pairs across the two ids",
+			[]string{memEvent("1", 100, 1, -1, addr(16)), memEvent("2", -100, 1, -2, addr(16)), memEvent("3", 100, 1, -2, addr(16))},
+			Anomalies{}, 100, "cuda"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
+			p := AnalyzeMemory(doc)
+			if p.Anomalies != tc.want || p.Summary.PeakBytes != tc.peak || p.Summary.PeakDevice != tc.device || len(p.ByDevice) != 1 {
+				t.Errorf("%s: anomalies %+v, peak %d on %q, %d devices; want %+v, %d on %q, 1 device",
+					tc.why, p.Anomalies, p.Summary.PeakBytes, p.Summary.PeakDevice, len(p.ByDevice), tc.want, tc.peak, tc.device)
+			}
+		})
+	}
+}
+
+// TestChromeBaselineFromLaterTotal: when a device's first events have no
+// Total Allocated, the baseline comes from the first that has one, less the
+// net Bytes of every event up to it, so live bytes still equal the totals.
+func TestChromeBaselineFromLaterTotal(t *testing.T) {
+	in := "[" + strings.Join([]string{
+		memEvent("1", 100, 1, 0, ""),
+		memEvent("2", 50, 1, 0, ""),
+		memEvent("3", -100, 1, 0, `,"Addr":1,"Total Allocated":1050`), // no Addr before: a pre-existing free of 100
+		memEvent("4", 8, 1, 0, `,"Total Allocated":1058`),
+	}, ",") + "]"
+	doc := mustReadChrome(t, []byte(in))
+	var live []uint64
+	for i, tp := range AnalyzeMemory(doc).Timeline {
+		if !strings.HasSuffix(doc.Memory[i].TensorID, "#baseline") {
+			live = append(live, tp.LiveBytes)
+		}
+	}
+	// B = 1050 − (100 + 50 − 100) = 1000, of which the pre-existing free
+	// covers 100: a baseline allocation of 900 and a pool of 100.
+	if want := []uint64{1100, 1150, 1050, 1058}; !slices.Equal(live, want) {
+		t.Errorf("live bytes after each event = %v, want %v", live, want)
+	}
+	if got := doc.Run.Tags["total_allocated_mismatches"]; got != "" {
+		t.Errorf("total_allocated_mismatches = %q on a consistent trace", got)
+	}
+}
+
 // refDecimal is the slow reference of parseDecimal: exact rational
 // arithmetic, truncated toward zero.
 func refDecimal(s string, scale int) (int64, bool, bool) {
