@@ -134,7 +134,7 @@ import (
 // # Run
 //
 // Schema SchemaV6; phase train if any span is backward, else infer; device
-// the device with the most [memory] events (ties: the smallest name);
+// the device with the most memory events (ties: the smallest name);
 // timing host; Tags["source"] = "chrome_trace".
 //
 // # Errors
@@ -1210,7 +1210,7 @@ func (p *chromeParser) build() *TraceDocument {
 	}
 	nd := len(p.devs)
 	type devState struct {
-		events    int   // [memory] events
+		events    int   // memory events ([memory] events of nonzero Bytes)
 		net       int64 // signed bytes so far
 		base      int64 // baseline B, when known
 		hasBase   bool
@@ -1281,7 +1281,9 @@ func (p *chromeParser) build() *TraceDocument {
 		dev := p.devs[m.dev]
 		ts := rel(m.ts)
 		if m.flags&memOOM == 0 {
-			d.events++
+			if m.bytes != 0 { // a memory event, as the run's device counts them
+				d.events++
+			}
 			d.net += m.bytes
 			if m.flags&memHasTotal != 0 {
 				if !d.hasBase {

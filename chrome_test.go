@@ -1193,16 +1193,18 @@ func TestChromeSteps(t *testing.T) {
 func TestChromeRunDevice(t *testing.T) {
 	for _, tc := range []struct {
 		name, reason string
-		devs         [][2]int
+		evs          [][3]int // device type, device id, bytes
 		want         string
 	}{
-		{"most events", "cpu has more events than cuda", [][2]int{{1, 0}, {0, -1}, {0, -1}}, "cpu"},
-		{"tie", "a tie goes to the smallest name", [][2]int{{1, 1}, {1, 0}}, "cuda:0"},
+		{"most events", "cpu has more events than cuda", [][3]int{{1, 0, 8}, {0, -1, 8}, {0, -1, 8}}, "cpu"},
+		{"tie", "a tie goes to the smallest name", [][3]int{{1, 1, 8}, {1, 0, 8}}, "cuda:0"},
 		{"none", "no memory events, no device", nil, ""},
+		{"zero bytes", "events of 0 bytes give no memory event, so they do not count", [][3]int{{1, 0, 0}, {1, 0, 0}, {0, -1, 8}}, "cpu"},
+		{"only zero bytes", "a device with no memory event is not the run's", [][3]int{{1, 0, 0}}, ""},
 	} {
 		var evs []string
-		for i, d := range tc.devs {
-			evs = append(evs, memEvent(strconv.Itoa(i), 8, d[0], d[1], ""))
+		for i, e := range tc.evs {
+			evs = append(evs, memEvent(strconv.Itoa(i), int64(e[2]), e[0], e[1], ""))
 		}
 		doc := mustReadChrome(t, []byte("["+strings.Join(evs, ",")+"]"))
 		if doc.Run.Device != tc.want {
