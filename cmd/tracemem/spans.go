@@ -35,6 +35,7 @@ type spanRec struct {
 	kind                tracemem.SpanKind
 	step                tracemem.Step
 	closed              bool
+	cut                 bool // the parent link closes a cycle: paths end here
 }
 
 const (
@@ -58,6 +59,7 @@ type spanTree struct {
 	unresolved []string
 	ops        map[int32][]string  // op names by span index
 	strayOps   map[string][]string // op names of spans the tree does not have
+	settled    int                 // spans whose cycles are cut (see settle)
 }
 
 func newSpanTree() *spanTree {
@@ -229,21 +231,74 @@ func (t *spanTree) span(id string) (spanInfo, bool) {
 	return t.at(int(i)), true
 }
 
+// settle cuts the parent links that close cycles, as the library's analyses
+// and Validate do for a document: walking each span's parent chain, in the
+// order the spans were added, a chain that comes back to a span on the walk
+// is cut at the link from the last span walked. A tree built from a
+// document therefore cuts the links the analyses cut. It runs again when
+// spans were added since, as they may close new cycles.
+func (t *spanTree) settle() {
+	if t.settled == len(t.recs) {
+		return
+	}
+	t.settled = len(t.recs)
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(t.recs))
+	var path []int32
+	for i := range t.recs {
+		path = path[:0]
+		for j := int32(i); state[j] != done; {
+			if state[j] == onPath {
+				t.recs[path[len(path)-1]].cut = true
+				break
+			}
+			state[j] = onPath
+			path = append(path, j)
+			p := t.treeParent(j)
+			if p < 0 {
+				break
+			}
+			j = p
+		}
+		for _, k := range path {
+			state[k] = done
+		}
+	}
+}
+
+// treeParent returns the index of the parent of span i in the tree, -1 for
+// none (a root, a parent the tree does not have, or a cut link).
+func (t *spanTree) treeParent(i int32) int32 {
+	if t.recs[i].cut {
+		return -1
+	}
+	p, _ := t.parentOf(i)
+	return p
+}
+
 // maxPathNames bounds the names of a path as printed: deeper paths keep
 // their root and their deepest names around a "…".
 const maxPathNames = 12
 
 // pathNames returns the names from the root down to span id. A span the
 // tree does not know is named by its id; a parent link that closes a cycle
-// ends the walk.
+// is cut (see settle).
 func (t *spanTree) pathNames(id string) []string {
 	var names []string
 	i := t.findString(id)
 	if i < 0 {
 		return []string{id}
 	}
-	for steps := 0; i >= 0 && steps <= len(t.recs); steps++ {
+	t.settle()
+	for i >= 0 {
 		names = append(names, t.names[t.recs[i].name])
+		if t.recs[i].cut {
+			break
+		}
 		var stray string
 		i, stray = t.parentOf(i)
 		if stray != "" {

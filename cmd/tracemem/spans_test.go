@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -172,6 +173,7 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 	tr.addSpan(spanInfo{id: "c2", parent: "c1", name: "pong"})
 	tr.addSpan(spanInfo{id: "r", name: "duplicate"})
 	tr.addSpan(spanInfo{id: "late", name: "parent"})
+	tr.addSpan(spanInfo{id: "self", parent: "self", name: "me"})
 	tr.addOp("o", "matmul")
 	tr.addOp("o", "scale")
 	cases := []struct {
@@ -182,15 +184,15 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 		{"orphan", "gone > lost", "a parent the trace does not have is named by its id"},
 		{"nosuch", "nosuch", "an unknown span is named by its id"},
 		{"late-child", "parent > child", "a parent added after its child is found (the document's spans are sorted by id)"},
+		{"c1", "pong > ping", "the cycle c1 -> c2 -> c1, walked from c1 (added first), is cut at the link from c2"},
+		{"c2", "pong", "c2's cut link makes it a root"},
+		{"self", "me", "a span that is its own parent is a root"},
 		{"", "-", "no span"},
 	}
 	for _, c := range cases {
 		if got := tr.path(c.id); got != c.want {
 			t.Errorf("%s: path(%q) = %q, want %q", c.reason, c.id, got, c.want)
 		}
-	}
-	if got := tr.pathNames("c1"); len(got) > tr.len()+1 {
-		t.Errorf("a parent cycle gave a path of %d names", len(got))
 	}
 
 	nodes := []struct {
@@ -228,6 +230,69 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 	if strings.Count(p, pathSep) != maxPathNames || !strings.HasPrefix(p, "n0 > n1 > … > ") || !strings.HasSuffix(p, " > n99999") {
 		t.Errorf("deep path printed as %q", p)
 	}
+}
+
+// TestSpanPathsCutCyclesAsTheLibrary: in random documents whose parent
+// links form cycles, a path is the chain of parents up to a root, a parent
+// the document lacks, or a span whose link the library cuts (Validate's
+// SpanCycleError.Cut).
+func TestSpanPathsCutCyclesAsTheLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 2000 {
+		doc := &tracemem.TraceDocument{}
+		spans := 1 + rng.IntN(8)
+		for i := range spans {
+			s := tracemem.Span{ID: "s" + strconv.Itoa(rng.IntN(spans+1)), Name: "n" + strconv.Itoa(i)}
+			if rng.IntN(6) > 0 {
+				s.ParentID = "s" + strconv.Itoa(rng.IntN(spans+2))
+			}
+			doc.Spans = append(doc.Spans, s)
+		}
+		cut := map[string]bool{}
+		for _, err := range unjoinErrs(doc.Validate()) {
+			var ce *tracemem.SpanCycleError
+			if errors.As(err, &ce) {
+				cut[ce.Cut] = true
+			}
+		}
+		first := map[string]tracemem.Span{}
+		for _, s := range doc.Spans {
+			if _, dup := first[s.ID]; !dup {
+				first[s.ID] = s
+			}
+		}
+		tree := treeFromDocument(doc)
+		for id := range first {
+			var want []string
+			for cur := id; ; {
+				s, ok := first[cur]
+				if !ok {
+					want = append(want, cur) // a parent the document lacks
+					break
+				}
+				want = append(want, s.Name)
+				if s.ParentID == "" || cut[cur] || len(want) > spans+1 {
+					break
+				}
+				cur = s.ParentID
+			}
+			slices.Reverse(want)
+			if got := tree.pathNames(id); !slices.Equal(got, want) {
+				t.Fatalf("document %d, span %s: path %q, want %q\nspans: %+v", n, id, got, want, doc.Spans)
+			}
+		}
+	}
+}
+
+// unjoinErrs returns the errors joined in err.
+func unjoinErrs(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // TestTapSurvivesCollectorPanic checks that a collector that panics stops
