@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -201,4 +202,27 @@ func usageLines(t *testing.T, cmd string) string {
 		t.Fatalf("the usage text has no line for %s", cmd)
 	}
 	return b.String()
+}
+
+// failWriter fails every write, as a full disk or a closed pipe does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestStdoutWriteFails: a command whose output cannot be written exits 1
+// and says why, instead of losing its output silently.
+func TestStdoutWriteFails(t *testing.T) {
+	for _, args := range [][]string{
+		{"summary", sample(t)},
+		{"summary", sample(t), sample(t)},
+		{"nodes", sample(t)},
+		{"profile", sample(t)},
+		{"export", "--format", "csv", "-o", "-", sample(t)},
+		{"report", "-o", "-", sample(t)},
+	} {
+		var stderr bytes.Buffer
+		if code := run(args, nil, failWriter{}, &stderr); code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and the write error", args, code, stderr.String())
+		}
+	}
 }

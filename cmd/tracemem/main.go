@@ -121,6 +121,22 @@ func (e *env) exitStatus(err error) int {
 	}
 }
 
+// stickyWriter passes writes through and keeps the first error, so that a
+// text output made of many small writes checks once, at its end.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
+}
+
 // errReported means the errors were already written to stderr.
 var errReported = errors.New("errors reported")
 

@@ -59,8 +59,9 @@ func cmdNodes(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	writeNodes(e.stdout, t, by, top.v)
-	return nil
+	out := &stickyWriter{w: e.stdout}
+	writeNodes(out, t, by, top.v)
+	return out.err
 }
 
 // rankedNode is one node of the node metrics.

@@ -28,6 +28,7 @@ func cmdSummary(e *env, args []string) error {
 	}
 	traces, errs := loadAll(e, files, loadOptions{opts: tracemem.Options{MaxTimelinePoints: summaryTimelinePoints}})
 	failed := false
+	out := &stickyWriter{w: e.stdout}
 	for i, t := range traces {
 		if errs[i] != nil {
 			fmt.Fprintf(e.stderr, "tracemem: %s\n", errs[i])
@@ -35,13 +36,16 @@ func cmdSummary(e *env, args []string) error {
 			continue
 		}
 		if i > 0 {
-			fmt.Fprintln(e.stdout)
+			fmt.Fprintln(out)
 		}
-		writeSummary(e.stdout, t, top.v)
+		writeSummary(out, t, top.v)
 	}
 	if len(files) > 1 {
-		fmt.Fprintln(e.stdout)
-		writeFilesTable(e.stdout, files, traces)
+		fmt.Fprintln(out)
+		writeFilesTable(out, files, traces)
+	}
+	if out.err != nil {
+		return out.err
 	}
 	if failed {
 		return errReported
