@@ -366,5 +366,7 @@ func decimals(step float64) int {
 	return max(0, int(-math.Floor(math.Log10(step)+1e-9)))
 }
 
-// esc escapes text for HTML and XML.
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes text for HTML and XML. What printable escapes is shown as a Go
+// escape, as in the text output: XML has no way to write NUL and most other
+// control characters, even as character references.
+func esc(s string) string { return html.EscapeString(printable(s)) }

@@ -132,6 +132,26 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// TestReportControlCharacters: names holding control characters (ESC, NUL:
+// no character reference can put NUL in XML) are shown as Go escapes, as
+// summary shows them, and the report stays well-formed.
+func TestReportControlCharacters(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(data), `"cuda:0"`, `"cu\u001bda\u0000:0"`)
+	text = strings.ReplaceAll(text, `"name": "forward"`, `"name": "fo\u001b[31mrward\u0000"`)
+	path := writeFile(t, t.TempDir(), "ctl.jsonl", []byte(text))
+	_, report := writeReportFile(t, path)
+	checkWellFormed(t, report)
+	for _, want := range []string{`cu\x1bda\x00:0`, `fo\x1b[31mrward\x00`} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("the report does not show %s", want)
+		}
+	}
+}
+
 // TestReportStaysSmall checks that downsampling bounds the report: the
 // same trace with many more points per device gives a larger file, with
 // --max-points 50 a smaller one, and both stay well-formed.
