@@ -110,7 +110,8 @@ func FuzzTap(f *testing.F) {
 		`{"id":"s\u00e9","kind":"span_start","name":"a\/b","start_ns":0,"span_kind":"function","measured":true,"step":"forward"}` + "\n" +
 		` { "kind" : "span_start" , "id" : "c", "parent_id": "s\u00e9", "name":"n","start_ns":5,"span_kind":"op","measured":false}` + "\n" +
 		`{"kind":"op","span_id":"c","op_name":"m\tm","inputs":[],"shape":[1],"dtype":"f32","device":"cuda:0","duration_ns":1,"timestamp_ns":1,"input_storage_bytes":0}` + "\n" +
-		`{"kind":"span_end","id":"c","duration_ns":3}` + "\n"))
+		`{"kind":"span_end","id":"c","duration_ns":3}` + "\n" +
+		`{"id":"k","name":"kind","start_ns":6,"span_kind":"function","measured":true,"kind":"span_start"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
 		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {
@@ -135,7 +136,15 @@ func TestRecordKind(t *testing.T) {
 		{`{"kind": "span_start", "id": "a"}`, "span_start", "the usual form"},
 		{`{"id":"a","kind":"op"}`, "op", "kind need not come first, nor spaces"},
 		{`{"kind" :  "meta"}`, "meta", "spaces around the colon"},
-		{`{"name": "kind", "kind": "x"}`, "", `"kind" as a value is not taken for the member (stops at the first, which is not followed by a colon)`},
+		{`{"name": "kind", "kind": "span_start"}`, "span_start", `"kind" as a value is not taken for the member`},
+		{`{"tags": {"kind": "x"}, "kind": "meta"}`, "meta", "the member of a nested object is not the record's"},
+		{`{"a": ["kind", {"kind": "x"}], "kind": "op"}`, "op", "nor a string or an object in an array"},
+		{`{"name": "a\"kind\": \"x", "kind": "op"}`, "op", "escaped quotes do not end a string"},
+		{`{"name": "a\\", "kind": "op"}`, "op", "an escaped backslash does not escape the quote after it"},
+		{`{"\u006bind": "span_end"}`, "span_end", "a name written with escapes is decoded, as the reader decodes it"},
+		{`{"kind": "span\u005fstart"}`, "span_start", "so is a value"},
+		{`{"kind": "a\"b"}`, `a"b`, "an escaped quote in the producer's form"},
+		{`{"id": "kind"}`, "", "no kind member"},
 		{`{"kind": 5}`, "", "a kind that is not a string"},
 		{`{"kind": "unterminated`, "", "a cut line"},
 		{`not json`, "", "no kind at all"},

@@ -150,38 +150,92 @@ type tapRecord struct {
 	startNs, durationNs                uint64
 }
 
-var (
-	kindKey    = []byte(`"kind"`)
-	kindPrefix = []byte(`{"kind": "`)
-)
+// kindPrefix starts the records the producer writes.
+var kindPrefix = []byte(`{"kind": `)
 
-// recordKind returns the value of the first "kind" member of a JSON line,
-// or nil when it has none that is a plain string.
+// recordKind returns the value of the top-level "kind" member of a JSON
+// line, or nil when it has none that is a string. It follows the line's
+// structure (strings and nesting) without decoding the other values, so a
+// "kind" that is a value, or the member of a nested object, is not taken
+// for it. A line that is not JSON may give anything: the analysis reports
+// it.
 func recordKind(line []byte) []byte {
 	if bytes.HasPrefix(line, kindPrefix) { // the producer's form
-		rest := line[len(kindPrefix):]
-		if end := bytes.IndexByte(rest, '"'); end >= 0 {
-			return rest[:end]
+		return stringValue(line[len(kindPrefix)-1:])
+	}
+	depth := 0
+	name := false // the next string is a member name of the top-level object
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '{':
+			depth++
+			name = depth == 1
+		case '[':
+			depth++
+			name = false
+		case '}', ']':
+			depth--
+		case ',':
+			name = depth == 1
+		case '"':
+			end := stringEnd(line, i)
+			if end < 0 {
+				return nil
+			}
+			if name {
+				name = false
+				if n := line[i+1 : end]; string(n) == "kind" || bytes.IndexByte(n, '\\') >= 0 && string(unquote(line[i:end+1])) == "kind" {
+					rest := bytes.TrimLeft(line[end+1:], " \t\r")
+					if len(rest) == 0 || rest[0] != ':' {
+						return nil
+					}
+					return stringValue(rest[1:])
+				}
+			}
+			i = end
 		}
+	}
+	return nil
+}
+
+// stringValue returns the JSON string that b starts with (after white
+// space), unquoted; nil when b does not start with one.
+func stringValue(b []byte) []byte {
+	b = bytes.TrimLeft(b, " \t\r")
+	if len(b) == 0 || b[0] != '"' {
 		return nil
 	}
-	i := bytes.Index(line, kindKey)
-	if i < 0 {
-		return nil
-	}
-	rest := bytes.TrimLeft(line[i+len(kindKey):], " \t\r")
-	if len(rest) == 0 || rest[0] != ':' {
-		return nil
-	}
-	rest = bytes.TrimLeft(rest[1:], " \t\r")
-	if len(rest) == 0 || rest[0] != '"' {
-		return nil
-	}
-	end := bytes.IndexByte(rest[1:], '"')
+	end := stringEnd(b, 0)
 	if end < 0 {
 		return nil
 	}
-	return rest[1 : 1+end]
+	if bytes.IndexByte(b[1:end], '\\') < 0 {
+		return b[1:end]
+	}
+	return unquote(b[:end+1])
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// starting at line[start], or -1 when the line ends first.
+func stringEnd(line []byte, start int) int {
+	for j := start + 1; j < len(line); j++ {
+		switch line[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return -1
+}
+
+// unquote decodes a JSON string with its quotes; nil when it is not valid.
+func unquote(q []byte) []byte {
+	v, err := jsontext.AppendUnquote(nil, q)
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 func (c *collector) line(line []byte) {
