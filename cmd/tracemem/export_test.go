@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -324,6 +325,75 @@ func TestChromeHandMade(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSpanLanes: on random span sets, the spans of each thread of the Chrome
+// export nest (each ends by the end of the one it starts in), every span is
+// written once, and spans that nest as a whole (children inside their
+// parents, siblings apart) all stay on thread 1.
+func TestSpanLanes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 3000 {
+		tree := newSpanTree()
+		nested := n%2 == 0
+		spans := 1 + rng.IntN(12)
+		type iv struct{ start, end uint64 }
+		var ivs []iv
+		for i := range spans {
+			s := spanInfo{id: "s" + strconv.Itoa(i), name: "n", startNs: uint64(rng.IntN(50)), closed: rng.IntN(5) > 0}
+			s.durationNs = uint64(rng.IntN(30))
+			if nested {
+				// Inside a random earlier span, after its previous child.
+				s.closed = true
+				lo, hi := uint64(0), uint64(1000)
+				if i > 0 {
+					p := rng.IntN(i)
+					s.parent = "s" + strconv.Itoa(p)
+					lo, hi = ivs[p].start, ivs[p].end
+					for j := p + 1; j < i; j++ {
+						if tree.at(j).parent == s.parent {
+							lo = max(lo, ivs[j].end)
+						}
+					}
+				}
+				if lo > hi {
+					lo = hi
+				}
+				s.startNs = lo + uint64(rng.IntN(int(hi-lo)+1))
+				s.durationNs = uint64(rng.IntN(int(hi-s.startNs) + 1))
+			} else if rng.IntN(2) == 0 && i > 0 {
+				s.parent = "s" + strconv.Itoa(rng.IntN(i))
+			}
+			ivs = append(ivs, iv{s.startNs, s.startNs + s.durationNs})
+			tree.addSpan(s)
+		}
+		const endNs = 60
+		order, lanes := spanLanes(tree, endNs)
+		for i, v := range slices.Sorted(slices.Values(order)) {
+			if v != int32(i) || len(order) != spans {
+				t.Fatalf("set %d: order %v is not every span once", n, order)
+			}
+		}
+		stacks := map[int32][]uint64{}
+		for _, i := range order {
+			s := tree.at(int(i))
+			end := s.startNs + s.durationNs
+			if !s.closed {
+				end = max(endNs, s.startNs)
+			}
+			st := stacks[lanes[i]]
+			for len(st) > 0 && st[len(st)-1] <= s.startNs {
+				st = st[:len(st)-1]
+			}
+			if len(st) > 0 && st[len(st)-1] < end {
+				t.Fatalf("set %d: span %s [%d, %d] on thread %d overlaps a span ending at %d without nesting", n, s.id, s.startNs, end, lanes[i], st[len(st)-1])
+			}
+			stacks[lanes[i]] = append(st, end)
+			if nested && lanes[i] != 1 {
+				t.Fatalf("set %d: nested span %s on thread %d, want 1", n, s.id, lanes[i])
+			}
+		}
 	}
 }
 

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"cmp"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,9 +24,13 @@ const (
 //   - per device, a process named "memory DEVICE" with one counter track
 //     ("ph":"C") named "DEVICE bytes" whose series are the categories seen on
 //     that device, in bytes, one counter event per timeline point;
-//   - the spans as complete events ("ph":"X") of process "spans", thread 1,
-//     with their kind as category and their id and step as args; a span
-//     that never closed ends at the last timestamp of the trace.
+//   - the spans as complete events ("ph":"X") of process "spans", with their
+//     kind as category and their id and step as args, on as few threads as
+//     keep the spans of each thread nested (see spanLanes): thread 1 for a
+//     trace whose spans nest; a span that never closed ends where the
+//     exported data ends (the last timeline point written, or the latest
+//     span start or end, if later), so with --max-points it may end a little
+//     before the last memory event.
 //
 // Timestamps are microseconds since the trace start with three decimals, so
 // nanoseconds are kept exactly.
@@ -98,8 +105,9 @@ func writeChrome(w io.Writer, t *trace) error {
 		}
 		cw.raw("}}")
 	}
-	for i := range t.tree.len() {
-		s := t.tree.at(i)
+	order, lanes := spanLanes(t.tree, endNs)
+	for _, i := range order {
+		s := t.tree.at(int(i))
 		dur := s.durationNs
 		if !s.closed {
 			dur = endNs - min(s.startNs, endNs)
@@ -109,7 +117,9 @@ func writeChrome(w io.Writer, t *trace) error {
 		cw.str(s.name)
 		cw.raw(`,"cat":`)
 		cw.str(s.kind.String())
-		cw.raw(`,"pid":` + strconv.Itoa(spansPid) + `,"tid":1,"ts":`)
+		cw.raw(`,"pid":` + strconv.Itoa(spansPid) + `,"tid":`)
+		cw.buf = strconv.AppendInt(cw.buf, int64(lanes[i]), 10)
+		cw.raw(`,"ts":`)
 		cw.ts(s.startNs)
 		cw.raw(`,"dur":`)
 		cw.ts(dur)
@@ -127,6 +137,69 @@ func writeChrome(w io.Writer, t *trace) error {
 	cw.raw("\n]}\n")
 	cw.flush()
 	return cw.err
+}
+
+// maxLaneSearch bounds the threads tried for a span before it gets a new
+// one, so that spans overlapping each other without end cost linear time.
+const maxLaneSearch = 64
+
+// spanLanes places the spans of t on threads (1, 2, ...) on which they nest:
+// trace viewers draw a thread's complete events as stacks, and spans that
+// overlap without nesting (as spans of different threads of a PyTorch trace
+// do) over each other. A span goes on its parent's thread when it nests
+// there, else on the first thread where it nests, else on a new one. A span
+// that never closed ends at endNs. It returns the span indexes in the order
+// to write them (by start, the longer first on ties, so that a parent comes
+// before a child that starts with it) and each span's thread.
+func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
+	n := t.len()
+	start := make([]uint64, n)
+	end := make([]uint64, n)
+	order = make([]int32, n)
+	for i := range n {
+		r := &t.recs[i]
+		start[i] = r.startNs
+		if r.closed {
+			end[i] = r.startNs + min(r.durationNs, math.MaxUint64-r.startNs)
+		} else {
+			end[i] = max(endNs, r.startNs)
+		}
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(end[b], end[a]), cmp.Compare(a, b))
+	})
+	t.settle()
+	lane = make([]int32, n)
+	var stacks [][]uint64 // per thread, the ends of the spans open on it
+	// nests reports whether span i nests on thread k, first dropping the
+	// spans of k that ended by its start (the spans come by start).
+	nests := func(k int, i int32) bool {
+		st := stacks[k]
+		for len(st) > 0 && st[len(st)-1] <= start[i] {
+			st = st[:len(st)-1]
+		}
+		stacks[k] = st
+		return len(st) == 0 || st[len(st)-1] >= end[i]
+	}
+	for _, i := range order {
+		k := -1
+		if p := t.treeParent(i); p >= 0 && lane[p] > 0 && nests(int(lane[p]-1), i) {
+			k = int(lane[p] - 1)
+		}
+		for j := 0; k < 0 && j < min(len(stacks), maxLaneSearch); j++ {
+			if nests(j, i) {
+				k = j
+			}
+		}
+		if k < 0 {
+			k = len(stacks)
+			stacks = append(stacks, nil)
+		}
+		stacks[k] = append(stacks[k], end[i])
+		lane[i] = int32(k + 1)
+	}
+	return order, lane
 }
 
 // chromeWriter appends JSON text to a buffer and writes it out in chunks,
