@@ -45,11 +45,17 @@ func newProgress(w io.Writer, total int64) *progress {
 // device other than the null device (no dependency on a terminal library).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || f == nil || f.Name() == os.DevNull {
+	if !ok || f == nil {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	// The null device is a character device too, whatever the file's name
+	// (stderr sent there is still /dev/stderr).
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 // wrap returns r counting its bytes into the bar.

@@ -32,6 +32,7 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		{"buffer", &bytes.Buffer{}, "a buffer is not a terminal"},
 		{"regular file", f, "a redirect to a file is not a terminal"},
 		{"null device", devNull, "the null device is a character device but not a terminal"},
+		{"null device as stderr", os.NewFile(devNull.Fd(), "/dev/stderr"), "stderr sent to the null device (2>/dev/null) is named /dev/stderr"},
 	}
 	for _, c := range cases {
 		if isTerminal(c.w) {
