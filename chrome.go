@@ -145,8 +145,9 @@ import (
 // neither an array nor an object with traceEvents) says so and wraps
 // ErrUnknownFormat; a [memory] or [OutOfMemory] event without integer
 // Bytes, Device Type or Device Id, or without a numeric ts, names its
-// index, e.g. `offset 81: traceEvents[3]: [memory]: Bytes is not an
-// integer`; a host op without a numeric ts likewise. JSON syntax errors
+// index and the field (ParseError.Field), e.g. `offset 81: traceEvents[3]:
+// args.Bytes: not an integer in a [memory] event`; a host op without a
+// numeric ts likewise. JSON syntax errors
 // wrap the *jsontext.SyntacticError; I/O and gzip errors are wrapped.
 func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
@@ -205,12 +206,15 @@ type chromeInt struct {
 	v     int64
 }
 
-// problem says what is wrong with a field that is present but not usable.
+// problem says what is wrong with a field that is absent or not usable.
 func (c chromeInt) problem(want string) string {
-	if c.state == fieldRange {
-		return "is out of range (beyond 64 bits)"
+	switch c.state {
+	case fieldAbsent:
+		return "missing"
+	case fieldRange:
+		return "out of range (beyond 64 bits)"
 	}
-	return "is not " + want
+	return "not " + want
 }
 
 // chromeArgs holds the args of an event that matter here.
@@ -351,6 +355,11 @@ func (p *chromeParser) where() string {
 // errorf reports bad content in the current event.
 func (p *chromeParser) errorf(format string, args ...any) error {
 	return &ParseError{Offset: p.evOff, Kind: p.where(), Msg: fmt.Sprintf(format, args...)}
+}
+
+// fieldError reports a bad field of the current event.
+func (p *chromeParser) fieldError(field, msg string) error {
+	return &ParseError{Offset: p.evOff, Kind: p.where(), Field: field, Msg: msg}
 }
 
 // notChrome reports input that is not a Chrome trace.
@@ -498,10 +507,10 @@ func (p *chromeParser) parseDeviceProperties() error {
 			return p.syntax(err)
 		}
 		if id.state >= fieldBad {
-			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Msg: "id " + id.problem("an integer")}
+			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Field: "id", Msg: id.problem("an integer")}
 		}
 		if mem.state >= fieldBad || (mem.state == fieldOK && mem.v < 0) {
-			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Msg: "totalGlobalMem " + mem.problem("a non-negative integer")}
+			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Field: "totalGlobalMem", Msg: mem.problem("a non-negative integer")}
 		}
 		if id.state == fieldOK && mem.state == fieldOK {
 			p.capac[id.v] = uint64(mem.v)
@@ -771,10 +780,10 @@ func (p *chromeParser) parseEvent() error {
 		return nil
 	}
 	if ts.state != fieldOK {
-		return p.errorf("%s: ts %s", p.name, ts.problem("a number"))
+		return p.fieldError("ts", ts.problem("a number")+" in event "+strconv.Quote(string(p.name)))
 	}
 	if dur.state >= fieldBad {
-		return p.errorf("%s: dur %s", p.name, dur.problem("a number"))
+		return p.fieldError("dur", dur.problem("a number")+" in event "+strconv.Quote(string(p.name)))
 	}
 	d := max(dur.v, 0)
 	mark := markNone
@@ -843,19 +852,13 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		what = "[OutOfMemory]"
 	}
 	check := func(f chromeInt, name string) error {
-		switch f.state {
-		case fieldAbsent:
-			return p.errorf("%s: %s is missing", what, name)
-		case fieldBad, fieldRange:
-			return p.errorf("%s: %s %s", what, name, f.problem("an integer"))
+		if f.state != fieldOK {
+			return p.fieldError("args."+name, f.problem("an integer")+" in a "+what+" event")
 		}
 		return nil
 	}
-	switch ts.state {
-	case fieldAbsent:
-		return p.errorf("%s: ts is missing", what)
-	case fieldBad, fieldRange:
-		return p.errorf("%s: ts %s", what, ts.problem("a number"))
+	if ts.state != fieldOK {
+		return p.fieldError("ts", ts.problem("a number")+" in a "+what+" event")
 	}
 	if err := check(a.bytes, "Bytes"); err != nil {
 		return err
@@ -871,7 +874,7 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		name string
 	}{{a.addr, "Addr"}, {a.total, "Total Allocated"}, {a.reserved, "Total Reserved"}} {
 		if f.c.state >= fieldBad {
-			return p.errorf("%s: %s %s", what, f.name, f.c.problem("an integer"))
+			return p.fieldError("args."+f.name, f.c.problem("an integer")+" in a "+what+" event")
 		}
 	}
 	m := chromeMem{ts: ts.v, bytes: a.bytes.v, span: -1}

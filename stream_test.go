@@ -351,7 +351,7 @@ func TestStreamErrors(t *testing.T) {
 		{"short-gzip-header", "a gzip magic number, then too few bytes for a header", "\x1f\x8b\x08\x00", io.ErrUnexpectedEOF, "gzip: unexpected EOF"},
 		{"bad-document", "errors of the document form come through, with their offset", `{"schema":"candle-graph/trace/6","memory":[{"action":"alocate"}]}`,
 			nil, `offset 53: memory: unknown action "alocate"`},
-		{"bad-chrome", "errors of Chrome traces come through", `{"traceEvents":[{"ph":"i","name":"[memory]","args":{"Bytes":"x"}}]}`, nil, `offset 16: traceEvents[0]: [memory]: ts is missing`},
+		{"bad-chrome", "errors of Chrome traces come through", `{"traceEvents":[{"ph":"i","name":"[memory]","args":{"Bytes":"x"}}]}`, nil, `offset 16: traceEvents[0]: ts: missing in a [memory] event`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
