@@ -112,8 +112,10 @@ func sourceSize(e *env, arg string) int64 {
 }
 
 // sniffSize is how much of the input is looked at to tell JSONL from the
-// other formats.
-const sniffSize = 64 << 10
+// other formats, and the size of the input's buffer: a JSONL trace whose
+// first line (its meta record, which may carry large tags) is longer is read
+// whole, as a document is.
+const sniffSize = 1 << 20
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -156,7 +158,7 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 // analyzeFrom reads and analyzes src from where it stands, streaming a JSONL
 // trace when stream is set.
 func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool) (t *trace, err error) {
-	br := bufio.NewReaderSize(prog.wrap(src.r), 1<<16)
+	br := bufio.NewReaderSize(prog.wrap(src.r), sniffSize)
 	var r *bufio.Reader = br
 	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
 		gz, err := gzip.NewReader(br)
@@ -164,7 +166,7 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool) (t *t
 			return nil, &fileError{file: src.name, err: fmt.Errorf("gzip: %w", err)}
 		}
 		defer gz.Close()
-		r = bufio.NewReaderSize(gz, 1<<16)
+		r = bufio.NewReaderSize(gz, sniffSize)
 	}
 	t = &trace{name: src.name}
 	if stream && isJSONL(r) && lo.noSpans {

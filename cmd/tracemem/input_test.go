@@ -177,6 +177,15 @@ func TestJSONLStreams(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(data)
 	zw.Close()
+	// Tags of 200 KB in the meta record, the first line.
+	bigMeta := []byte(strings.Replace(string(data), `"tags": {`, `"tags": {"config": "`+strings.Repeat("x", 200<<10)+`", `, 1))
+	if len(bigMeta) == len(data) {
+		t.Fatal("the sample's meta record has no tags")
+	}
+	var bigMetaGz bytes.Buffer
+	zw = gzip.NewWriter(&bigMetaGz)
+	zw.Write(bigMeta)
+	zw.Close()
 	cases := []struct {
 		name   string
 		data   []byte
@@ -187,6 +196,8 @@ func TestJSONLStreams(t *testing.T) {
 		{"trace.gz", gz.Bytes(), true, "gzipped JSONL streams too"},
 		{"blank-first.jsonl", append([]byte("\n\n"), data...), true, "leading blank lines are skipped"},
 		{"doc.jsonl", docJSON, false, "the document form is read whole"},
+		{"big-meta.jsonl", bigMeta, true, "a meta record of 200 KB (large tags) streams too"},
+		{"big-meta.gz", bigMetaGz.Bytes(), true, "gzipped as well"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), c.name)
