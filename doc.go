@@ -24,7 +24,8 @@
 // attributes memory to every span and op of the call tree. The rules follow
 // the TensorFlow Memory Profile and PyTorch's memory timeline; Analyze and
 // NodeMemoryMetrics spell them out. Validate reports what the analyses work
-// around in a document (span cycles, duplicate span ids).
+// around in a document (span cycles, duplicate span ids, span ids that are
+// also op node ids).
 //
 // For traces larger than memory, AnalyzeStream reads a JSONL trace record
 // by record into an Analyzer, which the one-call functions also use: there
