@@ -5,8 +5,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -112,13 +114,55 @@ func printable(s string) string {
 
 func unprintable(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }
 
+// displayWidth returns the columns a terminal gives s: 2 for a wide East
+// Asian character (CJK, Hangul, fullwidth forms, emoji), 0 for a combining
+// mark or a format character, 1 otherwise, as terminals (wcwidth) count
+// them, for the main ranges of the Unicode East Asian Width property.
+func displayWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		case isWide(r):
+			w += 2
+		default:
+			w++
+		}
+	}
+	return w
+}
+
+// wideRanges are the main East Asian Wide and Fullwidth ranges: Hangul
+// Jamo, CJK radicals to Yi, Hangul syllables, CJK compatibility ideographs,
+// vertical and small forms, fullwidth forms, the emoji blocks, and the
+// supplementary ideographic planes. Sorted, not overlapping.
+var wideRanges = [][2]rune{
+	{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF},
+	{0xA000, 0xA4CF}, {0xA960, 0xA97F}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE10, 0xFE19},
+	{0xFE30, 0xFE6F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F}, {0x1F680, 0x1F6FF},
+	{0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+}
+
+func isWide(r rune) bool {
+	_, found := slices.BinarySearchFunc(wideRanges, r, func(rg [2]rune, r rune) int {
+		switch {
+		case rg[1] < r:
+			return -1
+		case rg[0] > r:
+			return 1
+		}
+		return 0
+	})
+	return found
+}
+
 // write writes the table, each line indented by indent, columns two spaces
 // apart, trailing spaces trimmed.
 func (t *table) write(w io.Writer, indent string) {
 	widths := make([]int, len(t.aligns))
 	for _, r := range t.rows {
 		for i, c := range r {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			widths[i] = max(widths[i], displayWidth(c))
 		}
 	}
 	var b strings.Builder
@@ -129,7 +173,7 @@ func (t *table) write(w io.Writer, indent string) {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			pad := strings.Repeat(" ", widths[i]-displayWidth(c))
 			if t.aligns[i] == right {
 				b.WriteString(pad + c)
 			} else {

@@ -75,6 +75,33 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// TestTableWideCharacters: columns are aligned by the width a terminal gives
+// the text: two columns for a CJK character, none for a combining accent.
+func TestTableWideCharacters(t *testing.T) {
+	tb := newTable("NAME", "BYTES").alignRight(1)
+	tb.add("编码器", "1 B")         // 3 wide characters: 6 columns
+	tb.add("e\u0301tape", "2 B") // "étape" with a combining accent: 5 columns
+	tb.add("decoder", "3 B")
+	var b bytes.Buffer
+	tb.write(&b, "")
+	want := "" +
+		"NAME     BYTES\n" +
+		"编码器     1 B\n" +
+		"e\u0301tape      2 B\n" +
+		"decoder    3 B\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+	for _, c := range []struct {
+		s    string
+		want int
+	}{{"abc", 3}, {"编码", 4}, {"한국어", 6}, {"ｆｕｌｌ", 8}, {"e\u0301", 1}, {"a\u200db", 2}, {"🚀", 2}, {"…", 1}} {
+		if got := displayWidth(c.s); got != c.want {
+			t.Errorf("displayWidth(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
+
 func TestPrintable(t *testing.T) {
 	for _, c := range []struct {
 		in, want, reason string
