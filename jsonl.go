@@ -637,16 +637,45 @@ func (p *valueParser) field(k recordKind, r *recordFields, name, v []byte, seen 
 	if perr == nil && *seen&bit != 0 {
 		perr = &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
 	}
-	if perr == nil && bit == 0 { // an ignored field: only its duplicates matter
-		for _, u := range p.unknown {
-			if string(u) == string(name) {
-				return &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
-			}
-		}
-		p.unknown = append(p.unknown, name)
+	if perr == nil && bit == 0 && p.ignoredTwice(name) { // an ignored field: only its duplicates matter
+		return &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
 	}
 	*seen |= bit
 	return perr
+}
+
+// unknownScan is how many ignored field names of a record are compared one
+// by one; past it a set takes over, so that a record with thousands of
+// unknown fields is read in linear time.
+const unknownScan = 16
+
+// ignoredTwice notes name, a field of the current record that is ignored,
+// and reports whether the record had it already.
+func (p *valueParser) ignoredTwice(name []byte) bool {
+	if len(p.unknown) < unknownScan {
+		for _, u := range p.unknown {
+			if string(u) == string(name) {
+				return true
+			}
+		}
+		p.unknown = append(p.unknown, name)
+		return false
+	}
+	if len(p.unknown) == unknownScan { // the set starts with the names so far
+		if p.unknownSet == nil {
+			p.unknownSet = make(map[string]struct{})
+		}
+		clear(p.unknownSet)
+		for _, u := range p.unknown {
+			p.unknownSet[string(u)] = struct{}{}
+		}
+	}
+	if _, dup := p.unknownSet[string(name)]; dup {
+		return true
+	}
+	p.unknownSet[string(name)] = struct{}{}
+	p.unknown = append(p.unknown, name)
+	return false
 }
 
 // finish checks the required fields of a record of kind k given the mask
@@ -1028,6 +1057,8 @@ type valueParser struct {
 	last    [numSlots]string
 	esc     bool     // the current value may hold escapes; false: unquote needs no check
 	unknown [][]byte // names of the ignored fields of the current record
+	// unknownSet holds them too when there are more than unknownScan.
+	unknownSet map[string]struct{}
 }
 
 // newU64 returns a pointer to a fresh uint64 holding v, carved from a slab

@@ -137,6 +137,11 @@ func TestReadTraceValid(t *testing.T) {
 			minimal(func(*TraceDocument) {})},
 		{"skipped record, many fields", "20 distinct names in a skipped record, checked through a map, are no duplicates",
 			rdLines(tMeta, rdManyFields("later", 20), `{"x":1,"kind":"later","y":2}`), minimal(func(*TraceDocument) {})},
+		{"known record, many fields", "40 distinct unknown names in a span_start, checked through a set, are no duplicates",
+			rdLines(tMeta, strings.Replace(tRoot, `{"kind"`, `{`+strings.TrimSuffix(strings.TrimPrefix(rdManyFields("x", 40), `{"kind":"x",`), "}")+`,"kind"`, 1), tRootEnd),
+			minimal(func(d *TraceDocument) {
+				d.Spans = []Span{{ID: "root", Name: "step", Kind: SpanFunction, Measured: true, Closed: true, DurationNs: 100}}
+			})},
 		{"unknown kinds and fields", "unknown record kinds and unknown fields are ignored",
 			rdLines(tMeta, `{"kind":"future_thing","x":[1,{"y":null}]}`, strings.Replace(tRoot, `{"kind"`, `{"extra":{"deep":[1,2,"x"]},"kind"`, 1), tRootEnd),
 			minimal(func(d *TraceDocument) {
@@ -307,6 +312,12 @@ func TestReadTraceErrors(t *testing.T) {
 			`^line 2: f7: duplicate field$`, ErrInvalidJSON, 2},
 		{"duplicate kind, skipped kind, many fields", "kind given again after 20 other names", rdLines(tMeta, strings.Replace(rdManyFields("later", 20), "}", `,"kind":"later"}`, 1)),
 			`^line 2: kind: duplicate field$`, ErrInvalidJSON, 2},
+		{"duplicate unknown field, known kind, many fields", "an ignored field given again after 20 others: past 16 the names go through a set",
+			rdLines(tMeta, strings.Replace(tMem, "}", strings.TrimPrefix(strings.Replace(rdManyFields("x", 20), "}", `,"f19":1}`, 1), `{"kind":"x"`), 1)),
+			`^line 2: memory: f19: duplicate field$`, ErrInvalidJSON, 2},
+		{"duplicate unknown field, known kind, early name", "a name from before the set took over is in it",
+			rdLines(tMeta, strings.Replace(tMem, "}", strings.TrimPrefix(strings.Replace(rdManyFields("x", 20), "}", `,"f2":1}`, 1), `{"kind":"x"`), 1)),
+			`^line 2: memory: f2: duplicate field$`, ErrInvalidJSON, 2},
 		{"data after a skipped record", "a record of an unknown kind is skipped, but its line must still hold one object", rdLines(tMeta, `{"kind":"later"} {"kind":"later"}`),
 			`^line 2: want one JSON object a line, found more after it at column 18$`, nil, 2},
 		{"duplicate kind, skipped kind", "kind first, then again, in a skipped record", rdLines(tMeta, `{"kind":"later","kind":"later"}`),
