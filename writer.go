@@ -119,21 +119,26 @@ func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
 // depth, then id) and of the closed spans in span_end order (end, then
 // deeper first, then id).
 func spanOrder(spans []Span) (starts, ends []int) {
-	at := make(map[string]int, len(spans))
-	for i := range spans {
-		at[spans[i].ID] = i
-	}
+	// Depths in one pass over the spans ordered parents first, parent
+	// cycles cut as the analyses cut them; a span whose id was taken by an
+	// earlier one is one below the parent it names.
 	depth := make([]int, len(spans))
-	for i := range spans {
-		d, s := 0, &spans[i]
-		for s.ParentID != "" && d <= len(spans) { // bounded: a parent cycle stops
-			p, ok := at[s.ParentID]
-			if !ok {
-				break
-			}
-			d, s = d+1, &spans[p]
+	ordered := orderSpans(spans)
+	for _, o := range ordered {
+		if o.parent >= 0 && !o.cut {
+			depth[o.index] = depth[o.parent] + 1
 		}
-		depth[i] = d
+	}
+	if len(ordered) < len(spans) {
+		first := make(map[string]int, len(ordered))
+		for _, o := range ordered {
+			first[spans[o.index].ID] = o.index
+		}
+		for i := range spans {
+			if p, ok := first[spans[i].ParentID]; ok && first[spans[i].ID] != i && spans[i].ParentID != "" {
+				depth[i] = depth[p] + 1
+			}
+		}
 	}
 	starts = make([]int, len(spans))
 	for i := range starts {

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -186,6 +188,46 @@ func TestWriteJSONLStreamOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteJSONLDeepTree: a chain 100,000 spans deep, all starting and
+// ending at one time, so that only depth orders their records, is written
+// parents first (the stream takes it) and read back equal, in linear time
+// (depths came from a walk up each span's chain: quadratic).
+func TestWriteJSONLDeepTree(t *testing.T) {
+	const depth = 100_000
+	doc := &TraceDocument{Schema: SchemaV6, Run: Run{RunID: "r", Phase: PhaseTrain}}
+	for i := range depth {
+		s := Span{ID: fmt.Sprintf("s%06d", i), Name: "n", Kind: SpanFunction, StartNs: 5, Closed: true, DurationNs: 10}
+		if i > 0 {
+			s.ParentID = fmt.Sprintf("s%06d", i-1)
+		}
+		doc.Spans = append(doc.Spans, s)
+	}
+	doc.Memory = []MemoryEvent{{TimestampNs: 7, TensorID: "t", SpanID: doc.Spans[depth-1].ID, Device: "cuda:0", Bytes: 8}}
+	var buf bytes.Buffer
+	if err := doc.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTrace(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(doc.Spans, back.Spans); diff != "" {
+		t.Fatalf("spans read back differ (-wrote +read):\n%s", diff)
+	}
+	_, nodes, err := AnalyzeStream(bytes.NewReader(buf.Bytes()), Options{MaxTimelinePoints: 1})
+	if err != nil {
+		t.Fatalf("the stream refuses the written order: %v", err)
+	}
+	if m := nodes[doc.Spans[0].ID]; m.PeakBytes != 8 {
+		t.Errorf("root = %+v, want peak 8 from the leaf", m)
+	}
+	// A cycle has no parents-first order; the write still ends.
+	doc.Spans[0].ParentID = doc.Spans[depth-1].ID
+	if err := doc.WriteJSONL(io.Discard); err != nil {
+		t.Fatal(err)
 	}
 }
 
