@@ -12,7 +12,9 @@ import (
 // case-insensitively after trimming white space and an optional "torch."
 // prefix; the short Candle forms (f32, bf16, u8, ...) and the long forms of
 // other frameworks (float32, bfloat16, int64, half, double, ...) are known,
-// and so are sub-byte types (f4, i4, u4, int4, float4_e2m1fn, ...).
+// and so are the low-precision floats of Candle and safetensors (f8e4m3,
+// f8e8m0, F8_E5M2, ...) and sub-byte types, in bits (f6e2m3, f4, i4, int4,
+// float4_e2m1fn, ...).
 func DTypeBits(label string) (uint64, bool) {
 	s := strings.TrimSpace(label)
 	var buf [32]byte
@@ -32,8 +34,11 @@ func DTypeBits(label string) (uint64, bool) {
 	}
 	switch string(lower) {
 	case "bool", "u8", "i8", "uint8", "int8", "byte", "char",
-		"f8", "f8e4m3", "f8e5m2", "fp8", "float8", "float8_e4m3fn", "float8_e4m3fnuz",
+		"f8", "f8e4m3", "f8e5m2", "f8e8m0", "f8e4m3fnuz", "f8e5m2fnuz", "f8e6m2",
+		"fp8", "float8", "float8_e4m3fn", "float8_e4m3fnuz",
 		"float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "qint8", "quint8",
+		// safetensors' spellings
+		"f8_e4m3", "f8_e5m2", "f8_e8m0",
 		// PyTorch's packed types: an element is a byte holding two or four values.
 		"float4_e2m1fn_x2", "quint4x2", "quint2x4":
 		return 8, true
@@ -48,7 +53,9 @@ func DTypeBits(label string) (uint64, bool) {
 		return 64, true
 	case "complex128", "cdouble", "c128":
 		return 128, true
-	case "f4", "i4", "u4", "fp4", "int4", "uint4", "float4", "float4_e2m1fn":
+	case "f6e2m3", "f6e3m2", "f6_e2m3", "f6_e3m2", "fp6":
+		return 6, true
+	case "f4", "i4", "u4", "fp4", "int4", "uint4", "float4", "float4_e2m1fn", "f4e2m1":
 		return 4, true
 	case "i2", "u2", "int2", "uint2":
 		return 2, true

@@ -28,6 +28,9 @@ func TestDTypeBits(t *testing.T) {
 		{"f4", 4, true, "sub-byte counted in bits"}, {"i4", 4, true, "sub-byte"}, {"int4", 4, true, "sub-byte long form"},
 		{"float4_e2m1fn", 4, true, "fp4"}, {"complex128", 128, true, "two f64"},
 		{"float4_e2m1fn_x2", 8, true, "PyTorch packs two fp4 values in a 1-byte element"},
+		{"f8e4m3", 8, true, "Candle fp8"}, {"f8e8m0", 8, true, "Candle's scale type (DType::F8E8M0)"},
+		{"f6e2m3", 6, true, "Candle's 6-bit float, counted in bits"}, {"f6e3m2", 6, true, "Candle's other 6-bit float"},
+		{"F8_E4M3", 8, true, "safetensors spelling"}, {"F6_E2M3", 6, true, "safetensors spelling"}, {"F8_E8M0", 8, true, "safetensors spelling"},
 		{"torch.quint4x2", 8, true, "two 4-bit values in a 1-byte element"}, {"quint2x4", 8, true, "four 2-bit values in a 1-byte element"},
 		{"", 0, false, "empty"}, {"weird", 0, false, "unknown"}, {"f32x", 0, false, "no prefix matching"},
 		{"torch.", 0, false, "prefix only"}, {string(make([]byte, 100)), 0, false, "long garbage"},
@@ -94,6 +97,8 @@ func TestElementCountAndDenseBytes(t *testing.T) {
 		{"matrix", []uint64{10, 10}, "bf16", 100, 200, "count x size"},
 		{"sub-byte odd", []uint64{3}, "f4", 3, 2, "12 bits round up to 2 bytes"},
 		{"sub-byte even", []uint64{4}, "i4", 4, 2, "16 bits"},
+		{"6-bit", []uint64{4096, 4096}, "f6e2m3", 1 << 24, 12 << 20, "6 bits each: 12 MiB for 16M elements"},
+		{"6-bit odd", []uint64{3}, "f6e3m2", 3, 3, "18 bits round up to 3 bytes"},
 		{"unknown dtype", []uint64{4}, "weird", 4, 0, "unknown dtype has no size"},
 		{"count saturates", []uint64{1 << 32, 1 << 32}, "u8", max, max, "2^64 does not wrap to 0"},
 		{"zero after overflow", []uint64{1 << 40, 1 << 40, 0}, "u8", 0, 0, "a zero dimension makes 0 even after the product overflowed"},
@@ -110,7 +115,7 @@ func TestElementCountAndDenseBytes(t *testing.T) {
 	}
 	// against the big.Int reference
 	dims := []uint64{0, 1, 2, 3, 7, 255, 1 << 20, 1<<31 + 1, 1 << 33, math.MaxUint32, math.MaxUint64}
-	for _, dt := range []string{"f4", "u8", "bf16", "f32", "f64", "complex128", "weird"} {
+	for _, dt := range []string{"f4", "f6e2m3", "u8", "bf16", "f32", "f64", "complex128", "weird"} {
 		for _, a := range dims {
 			for _, b := range dims {
 				shape := []uint64{a, b, 3}
