@@ -234,9 +234,15 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		_, err := dec.ReadToken()
 		return 0, fail(err)
 	default:
+		// A value that is not JSON (nope, -x) is invalid JSON; a JSON value
+		// of the wrong type (null, 42, "x") is not a trace.
+		v, err := dec.ReadValue()
+		if err != nil {
+			return 0, fail(err)
+		}
 		b := bytes.TrimLeft(seen(), " \t\r\n")
 		return 0, &ParseError{Line: 1 + bytes.Count(seen()[:len(seen())-len(b)], []byte{'\n'}),
-			Msg: "not a trace: want a JSON object or array, got " + describe(firstValue(b)), Err: ErrUnknownFormat}
+			Msg: "not a trace: want a JSON object or array, got " + describe(firstValue(v)), Err: ErrUnknownFormat}
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return 0, fail(err)
