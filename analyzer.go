@@ -50,7 +50,11 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // Shape's elements after passing it. Its memory is bounded by the live
 // allocations, the spans and ops (only the open spans with
 // Options.SkipNodeMetrics) and the timeline points kept, plus the ids of
-// spans named before they were added (to refuse them when they come), plus
+// spans that records named while the Analyzer did not have them (to refuse
+// such a span when it comes): spans not added yet, and with SkipNodeMetrics
+// spans already ended and forgotten; with SkipNodeMetrics these are kept
+// only until the first backward memory event, but a trace without one (an
+// inference trace) whose records name ended spans keeps them all. Plus
 // 8 to 24 bytes per freed tensor id: a 64-bit hash of it, to tell a double
 // free from a free of pre-existing memory. (Analyze, which can read a
 // document again, keeps them only from the first free of a tensor that is
