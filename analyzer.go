@@ -17,7 +17,9 @@ import (
 // it stands, because the records before it were replayed without it: a
 // memory event stamped before the event before it, a span that starts after
 // a record named it, a span_end or op that comes after memory events that
-// changed what it measures. ReadTrace and Analyze take such traces: they
+// changed what it measures. ReadTrace and Analyze take such traces (unless
+// they break a rule of their own, such as a span id used twice, which a
+// stream with SkipNodeMetrics may see as a span named after it ended): they
 // see the whole trace before the replay.
 var ErrOutOfOrder = errors.New("out of order")
 
