@@ -190,7 +190,9 @@ type opState struct {
 }
 
 // NewAnalyzer returns an Analyzer with the given options. Invalid options
-// make every later call return an error wrapping ErrInvalidOptions.
+// make every later call that returns an error return one wrapping
+// ErrInvalidOptions; Profile then describes an empty trace, and NodeMetrics
+// has no spans.
 func NewAnalyzer(opts Options) *Analyzer {
 	a := &Analyzer{
 		lastDev:  -1,

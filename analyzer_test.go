@@ -113,6 +113,15 @@ func TestAnalyzerErrors(t *testing.T) {
 	if err := bad2.Add(&ev); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("Add with negative MaxTimelinePoints = %v, want ErrInvalidOptions", err)
 	}
+	if err := bad2.AddSpan(&Span{ID: "s"}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("AddSpan with negative MaxTimelinePoints = %v, want ErrInvalidOptions", err)
+	}
+	if diff := cmp.Diff(AnalyzeMemory(&TraceDocument{}), bad2.Profile()); diff != "" {
+		t.Errorf("Profile with invalid options is not that of an empty trace (-want +got):\n%s", diff)
+	}
+	if m := bad2.NodeMetrics(nil); len(m) != 0 {
+		t.Errorf("NodeMetrics with invalid options = %v, want no spans", m)
+	}
 	if _, err := Analyze(&TraceDocument{}, Options{MaxTimelinePoints: -3}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("Analyze with negative MaxTimelinePoints = %v, want ErrInvalidOptions", err)
 	}
