@@ -365,6 +365,9 @@ func (a *Analyzer) EndSpan(id string, durationNs uint64) error {
 	}
 	i, ok := a.spanID[id]
 	if !ok {
+		if a.forget { // SkipNodeMetrics forgets a span when it ends
+			return &SpanError{SpanID: id, Msg: "end of an unknown span, or of one that ended already"}
+		}
 		return &SpanError{SpanID: id, Msg: "end of an unknown span"}
 	}
 	s := &a.spans[i]
