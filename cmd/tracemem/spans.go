@@ -235,13 +235,16 @@ func (t *spanTree) span(id string) (spanInfo, bool) {
 // and Validate do for a document: walking each span's parent chain, in the
 // order the spans were added, a chain that comes back to a span on the walk
 // is cut at the link from the last span walked. A tree built from a
-// document therefore cuts the links the analyses cut. It runs again when
-// spans were added since, as they may close new cycles.
+// document therefore cuts the links the analyses cut. It runs again, from
+// scratch, when spans were added since, as they may change the cuts.
 func (t *spanTree) settle() {
 	if t.settled == len(t.recs) {
 		return
 	}
 	t.settled = len(t.recs)
+	for i := range t.recs { // cut afresh, as for a tree built whole
+		t.recs[i].cut = false
+	}
 	const (
 		unvisited = iota
 		onPath

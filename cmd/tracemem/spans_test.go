@@ -295,6 +295,25 @@ func TestSpanPathsCutCyclesAsTheLibrary(t *testing.T) {
 	}
 }
 
+// TestSpanPathsSettleAgain: spans added after paths were asked for are cut
+// as if the tree had been built whole (found in review: earlier cuts stayed).
+func TestSpanPathsSettleAgain(t *testing.T) {
+	grown, whole := newSpanTree(), newSpanTree()
+	for _, s := range []spanInfo{{id: "x", parent: "z", name: "x"}, {id: "a", parent: "b", name: "a"}, {id: "b", parent: "a", name: "b"}} {
+		grown.addSpan(s)
+		whole.addSpan(s)
+	}
+	grown.pathNames("b")
+	z := spanInfo{id: "z", parent: "b", name: "z"}
+	grown.addSpan(z)
+	whole.addSpan(z)
+	for _, id := range []string{"a", "b", "x", "z"} {
+		if got, want := grown.pathNames(id), whole.pathNames(id); !slices.Equal(got, want) {
+			t.Errorf("path of %s: %q after growing, %q for the tree built whole", id, got, want)
+		}
+	}
+}
+
 // TestTapSurvivesCollectorPanic checks that a collector that panics stops
 // collecting but lets the stream through, and that wait reports it.
 func TestTapSurvivesCollectorPanic(t *testing.T) {
