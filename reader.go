@@ -237,12 +237,20 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		// A value that is not JSON (nope, -x) is invalid JSON; a JSON value
 		// of the wrong type (null, 42, "x") is not a trace.
 		v, err := dec.ReadValue()
+		var got string
+		if err == nil {
+			got = describe(firstValue(v)) // v is valid until the next read
+			// The bytes right after it may still not be JSON (nulls, 42x).
+			if _, err2 := dec.ReadToken(); err2 != nil && err2 != io.EOF {
+				err = err2
+			}
+		}
 		if err != nil {
 			return 0, fail(err)
 		}
 		b := bytes.TrimLeft(seen(), " \t\r\n")
 		return 0, &ParseError{Line: 1 + bytes.Count(seen()[:len(seen())-len(b)], []byte{'\n'}),
-			Msg: "not a trace: want a JSON object or array, got " + describe(firstValue(v)), Err: ErrUnknownFormat}
+			Msg: "not a trace: want a JSON object or array, got " + got, Err: ErrUnknownFormat}
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return 0, fail(err)

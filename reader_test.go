@@ -233,6 +233,8 @@ func TestReadTraceErrors(t *testing.T) {
 		{"text like null", "text that starts as null would is invalid JSON, not null", "\nnope", `^line 2: not a trace: invalid JSON: .*literal null`, ErrInvalidJSON, 2},
 		{"text like true", "likewise for true", "trouble", `^line 1: not a trace: invalid JSON: `, ErrInvalidJSON, 1},
 		{"text like a number", "and for a number", "-x", `^line 1: not a trace: invalid JSON: .*in number`, ErrInvalidJSON, 1},
+		{"text after null", "a literal glued to more text is invalid JSON too (found in review)", "nulls", `^line 1: not a trace: invalid JSON: `, ErrInvalidJSON, 1},
+		{"text after a number", "likewise after a number", "42x", `^line 1: not a trace: invalid JSON: `, ErrInvalidJSON, 1},
 		{"missing meta", "the first record is not meta", rdLines(tRoot, tMeta), `^line 1: span_start: the first record must be meta$`, ErrMissingMeta, 1},
 		{"unknown kind before meta", "meta comes first, even before a record that would be skipped", rdLines(`{"kind":"later"}`, tMeta), `^line 1: the first record must be meta$`, ErrMissingMeta, 1},
 		{"no meta", "records of unknown kinds only: the first is not meta", rdLines(`{"kind":"other"}`, `{"kind":"other"}`), `^line 1: the first record must be meta$`, ErrMissingMeta, 1},
