@@ -111,7 +111,8 @@ func FuzzTap(f *testing.F) {
 		` { "kind" : "span_start" , "id" : "c", "parent_id": "s\u00e9", "name":"n","start_ns":5,"span_kind":"op","measured":false}` + "\n" +
 		`{"kind":"op","span_id":"c","op_name":"m\tm","inputs":[],"shape":[1],"dtype":"f32","device":"cuda:0","duration_ns":1,"timestamp_ns":1,"input_storage_bytes":0}` + "\n" +
 		`{"kind":"span_end","id":"c","duration_ns":3}` + "\n" +
-		`{"id":"k","name":"kind","start_ns":6,"span_kind":"function","measured":true,"kind":"span_start"}` + "\n"))
+		`{"id":"k","name":"kind","start_ns":6,"span_kind":"function","measured":true,"kind":"span_start"}` + "\n" +
+		`{"\u006bind":"span_start","\u0069d":"e","parent\u005fid":"k","name":"esc","start_ns":7,"span_kind":"module","measured":true}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
 		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {

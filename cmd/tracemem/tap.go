@@ -284,6 +284,9 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 		if err != nil {
 			return r, false
 		}
+		if bytes.IndexByte(name, '\\') >= 0 { // a name written with escapes: match it decoded
+			name = append(append([]byte{'"'}, unquote(name)...), '"')
+		}
 		var str *string
 		var raw *[]byte
 		var num *uint64
