@@ -4,6 +4,7 @@ package main
 
 import (
 	"cmp"
+	"container/heap"
 	"io"
 	"math"
 	"slices"
@@ -139,18 +140,22 @@ func writeChrome(w io.Writer, t *trace) error {
 	return cw.err
 }
 
-// maxLaneSearch bounds the threads tried for a span before it gets a new
-// one, so that spans overlapping each other without end cost linear time.
+// maxLaneSearch bounds the threads searched one by one for a span to nest
+// in, so that spans overlapping each other without end cost linear time;
+// threads all of whose spans have ended are found through a heap.
 const maxLaneSearch = 64
 
 // spanLanes places the spans of t on threads (1, 2, ...) on which they nest:
 // trace viewers draw a thread's complete events as stacks, and spans that
 // overlap without nesting (as spans of different threads of a PyTorch trace
 // do) over each other. A span goes on its parent's thread when it nests
-// there, else on the first thread where it nests, else on a new one. A span
-// that never closed ends at endNs. It returns the span indexes in the order
-// to write them (by start, the longer first on ties, so that a parent comes
-// before a child that starts with it) and each span's thread.
+// there, else on the first thread where it nests (of the first
+// maxLaneSearch), else on the lowest thread all of whose spans have ended,
+// else on a new one; so spans that do not nest take as many threads as
+// overlap at once. A span that never closed ends at endNs. It returns the
+// span indexes in the order to write them (by start, the longer first on
+// ties, so that a parent comes before a child that starts with it) and each
+// span's thread.
 func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	n := t.len()
 	start := make([]uint64, n)
@@ -171,7 +176,12 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	})
 	t.settle()
 	lane = make([]int32, n)
-	var stacks [][]uint64 // per thread, the ends of the spans open on it
+	var (
+		stacks [][]uint64 // per thread, the ends of the spans open on it
+		gen    []int32    // per thread, bumped each time it goes from empty to used
+		busy   laneHeap   // used threads by the end of their outermost span
+		idle   idleHeap   // threads whose spans all ended (or may have)
+	)
 	// nests reports whether span i nests on thread k, first dropping the
 	// spans of k that ended by its start (the spans come by start).
 	nests := func(k int, i int32) bool {
@@ -183,6 +193,11 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 		return len(st) == 0 || st[len(st)-1] >= end[i]
 	}
 	for _, i := range order {
+		for len(busy) > 0 && busy[0].end <= start[i] {
+			if b := heap.Pop(&busy).(laneEnd); b.gen == gen[b.lane] {
+				heap.Push(&idle, b.lane)
+			}
+		}
 		k := -1
 		if p := t.treeParent(i); p >= 0 && lane[p] > 0 && nests(int(lane[p]-1), i) {
 			k = int(lane[p] - 1)
@@ -192,14 +207,58 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 				k = j
 			}
 		}
+		for k < 0 && len(idle) > 0 {
+			if j := heap.Pop(&idle).(int32); nests(int(j), i) { // else used again since: its new outermost span is in busy
+				k = int(j)
+			}
+		}
 		if k < 0 {
 			k = len(stacks)
 			stacks = append(stacks, nil)
+			gen = append(gen, 0)
+		}
+		if len(stacks[k]) == 0 {
+			gen[k]++
+			heap.Push(&busy, laneEnd{end: end[i], lane: int32(k), gen: gen[k]})
 		}
 		stacks[k] = append(stacks[k], end[i])
 		lane[i] = int32(k + 1)
 	}
 	return order, lane
+}
+
+// laneEnd is a used thread and the end of its outermost span.
+type laneEnd struct {
+	end       uint64
+	lane, gen int32
+}
+
+// laneHeap is a min-heap (container/heap) of laneEnd by end, then thread.
+type laneHeap []laneEnd
+
+func (h laneHeap) Len() int { return len(h) }
+func (h laneHeap) Less(a, b int) bool {
+	return h[a].end < h[b].end || h[a].end == h[b].end && h[a].lane < h[b].lane
+}
+func (h laneHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *laneHeap) Push(x any)   { *h = append(*h, x.(laneEnd)) }
+func (h *laneHeap) Pop() any {
+	x := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return x
+}
+
+// idleHeap is a min-heap (container/heap) of thread numbers.
+type idleHeap []int32
+
+func (h idleHeap) Len() int           { return len(h) }
+func (h idleHeap) Less(a, b int) bool { return h[a] < h[b] }
+func (h idleHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *idleHeap) Push(x any)        { *h = append(*h, x.(int32)) }
+func (h *idleHeap) Pop() any {
+	x := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return x
 }
 
 // chromeWriter appends JSON text to a buffer and writes it out in chunks,
