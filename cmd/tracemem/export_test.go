@@ -416,6 +416,34 @@ func TestSpanLanesCount(t *testing.T) {
 	}
 }
 
+// TestSpanLanesSameInterval: a child that starts and ends with its parent
+// is written after it, whatever their order in the tree (viewers nest events
+// of one interval in the order they come), on the parent's thread.
+func TestSpanLanesSameInterval(t *testing.T) {
+	tree := newSpanTree()
+	tree.addSpan(spanInfo{id: "a", parent: "b", name: "child", startNs: 5, closed: true, durationNs: 5})
+	tree.addSpan(spanInfo{id: "b", parent: "c", name: "parent", startNs: 5, closed: true, durationNs: 5})
+	tree.addSpan(spanInfo{id: "c", name: "root", startNs: 5, closed: true, durationNs: 5})
+	order, lanes := spanLanes(tree, 0)
+	if want := []int32{2, 1, 0}; !slices.Equal(order, want) || lanes[0] != 1 || lanes[1] != 1 || lanes[2] != 1 {
+		t.Errorf("order %v, threads %v; want %v, all on thread 1", order, lanes, want)
+	}
+	// Depths: a chain 100,000 deep added leaf first, then a cycle.
+	deep := newSpanTree()
+	const n = 100_000
+	for i := range n {
+		deep.addSpan(spanInfo{id: strconv.Itoa(i), parent: strconv.Itoa(i + 1), name: "n"})
+	}
+	deep.addSpan(spanInfo{id: "x", parent: "y", name: "x"})
+	deep.addSpan(spanInfo{id: "y", parent: "x", name: "y"})
+	deep.settle()
+	d := spanDepths(deep)
+	// Span n-1 names a parent the tree lacks: a root.
+	if d[0] != n-1 || d[n-1] != 0 || d[n]+d[n+1] != 1 {
+		t.Errorf("depths: leaf %d, root %d, cycle %d and %d; want %d, 0, and 0 and 1", d[0], d[n-1], d[n], d[n+1], n-1)
+	}
+}
+
 // TestPprofHandMade checks the stacks of an allocation without span or op
 // and of one with both, and the pre-existing sample that makes the total the
 // peak.

@@ -153,9 +153,10 @@ const maxLaneSearch = 64
 // maxLaneSearch), else on the lowest thread all of whose spans have ended,
 // else on a new one; so spans that do not nest take as many threads as
 // overlap at once. A span that never closed ends at endNs. It returns the
-// span indexes in the order to write them (by start, the longer first on
-// ties, so that a parent comes before a child that starts with it) and each
-// span's thread.
+// span indexes in the order to write them (by start, the longer first, the
+// shallower first, so that a parent comes before a child that starts with
+// it, even one as long: viewers nest such events in the order they come)
+// and each span's thread.
 func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	n := t.len()
 	start := make([]uint64, n)
@@ -171,10 +172,11 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 		}
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(end[b], end[a]), cmp.Compare(a, b))
-	})
 	t.settle()
+	depth := spanDepths(t)
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(start[a], start[b]), cmp.Compare(end[b], end[a]), cmp.Compare(depth[a], depth[b]), cmp.Compare(a, b))
+	})
 	lane = make([]int32, n)
 	var (
 		stacks [][]uint64 // per thread, the ends of the spans open on it
@@ -225,6 +227,33 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 		lane[i] = int32(k + 1)
 	}
 	return order, lane
+}
+
+// spanDepths returns each span's depth in the tree (cycles cut by settle):
+// 0 for a root. Each span is walked up to a span of known depth once.
+func spanDepths(t *spanTree) []int32 {
+	depth := make([]int32, t.len())
+	for i := range depth {
+		depth[i] = -1
+	}
+	var path []int32
+	for i := range depth {
+		path = path[:0]
+		for j := int32(i); depth[j] < 0; {
+			path = append(path, j)
+			if j = t.treeParent(j); j < 0 {
+				break
+			}
+		}
+		for k := len(path) - 1; k >= 0; k-- {
+			d := int32(0)
+			if p := t.treeParent(path[k]); p >= 0 {
+				d = depth[p] + 1
+			}
+			depth[path[k]] = d
+		}
+	}
+	return depth
 }
 
 // laneEnd is a used thread and the end of its outermost span.
