@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -441,6 +442,22 @@ func TestSpanLanesSameInterval(t *testing.T) {
 	// Span n-1 names a parent the tree lacks: a root.
 	if d[0] != n-1 || d[n-1] != 0 || d[n]+d[n+1] != 1 {
 		t.Errorf("depths: leaf %d, root %d, cycle %d and %d; want %d, 0, and 0 and 1", d[0], d[n-1], d[n], d[n+1], n-1)
+	}
+}
+
+// TestChromeEndSaturates: a closed span whose end is beyond 2^64 ns ends the
+// data at the largest time, not at a time wrapped past 0, so a span never
+// closed runs to it.
+func TestChromeEndSaturates(t *testing.T) {
+	tree := newSpanTree()
+	tree.addSpan(spanInfo{id: "far", name: "far", startNs: math.MaxUint64 - 5, closed: true, durationNs: 10})
+	tree.addSpan(spanInfo{id: "open", name: "open", startNs: 100})
+	var b bytes.Buffer
+	if err := writeChrome(&b, &trace{name: "t", profile: tracemem.AnalyzeMemory(&tracemem.TraceDocument{}), tree: tree}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `"ts":0.100,"dur":18446744073709551.515`; !strings.Contains(b.String(), want) {
+		t.Errorf("the open span does not run to the largest time (%s):\n%s", want, b.String())
 	}
 }
 

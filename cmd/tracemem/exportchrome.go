@@ -57,7 +57,7 @@ func writeChrome(w io.Writer, t *trace) error {
 		s := t.tree.at(i)
 		endNs = max(endNs, s.startNs)
 		if s.closed {
-			endNs = max(endNs, s.startNs+s.durationNs)
+			endNs = max(endNs, s.startNs+min(s.durationNs, math.MaxUint64-s.startNs)) // saturating
 		}
 	}
 
