@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tracemem/tracemem/internal/parentwalk"
 )
 
 // SpanCycleError reports spans whose parent links form a cycle. The analyses
@@ -96,9 +98,9 @@ type spanSlot struct {
 }
 
 // orderSpans returns the spans (the first of each id) with every parent
-// before its children. It walks each span's parent chain once, without
-// recursion; a chain that comes back to a span on the walk is a cycle, and
-// the link from the last span walked to its parent is cut.
+// before its children (parentwalk.Walk: a chain that comes back to a span
+// on the walk is a cycle, and the link from the last span walked to its
+// parent is cut).
 func orderSpans(spans []Span) []spanSlot {
 	index := make(map[string]int, len(spans))
 	for i := range spans {
@@ -106,44 +108,19 @@ func orderSpans(spans []Span) []spanSlot {
 			index[spans[i].ID] = i
 		}
 	}
-	const (
-		unvisited = iota
-		onPath
-		done
-	)
-	state := make([]uint8, len(spans))
+	parent := func(i int) int {
+		if p, ok := index[spans[i].ParentID]; ok && spans[i].ParentID != "" {
+			return p
+		}
+		return -1
+	}
 	out := make([]spanSlot, 0, len(index))
-	var path []int
-	for i := range spans {
-		if index[spans[i].ID] != i { // a duplicate
-			continue
-		}
-		path = path[:0]
-		cut := false
-		for j := i; ; {
-			if state[j] == done {
-				break
-			}
-			if state[j] == onPath {
-				cut = true
-				break
-			}
-			state[j] = onPath
-			path = append(path, j)
-			p, ok := index[spans[j].ParentID]
-			if !ok || spans[j].ParentID == "" {
-				break
-			}
-			j = p
-		}
+	parentwalk.Walk(len(spans), parent, func(i int) bool { return index[spans[i].ID] != i }, func(path []int, cut bool) {
 		for k := len(path) - 1; k >= 0; k-- {
-			slot := spanSlot{index: path[k], parent: -1}
-			if p, ok := index[spans[path[k]].ParentID]; ok && spans[path[k]].ParentID != "" {
-				slot.parent = p
-			}
+			slot := spanSlot{index: path[k], parent: parent(path[k])}
 			if cut && k == len(path)-1 {
 				slot.cut = true
-				top := index[spans[path[k]].ParentID]
+				top := slot.parent
 				cyc := &SpanCycleError{Cut: spans[path[k]].ID}
 				start := 0
 				for start < len(path) && path[start] != top {
@@ -154,9 +131,8 @@ func orderSpans(spans []Span) []spanSlot {
 				}
 				slot.cycle = cyc
 			}
-			state[path[k]] = done
 			out = append(out, slot)
 		}
-	}
+	})
 	return out
 }

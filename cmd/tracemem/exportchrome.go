@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tracemem/tracemem"
+	"github.com/tracemem/tracemem/internal/parentwalk"
 )
 
 // Process ids of the Chrome export: the spans are process spansPid, thread
@@ -229,30 +230,18 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	return order, lane
 }
 
-// spanDepths returns each span's depth in the tree (cycles cut by settle):
-// 0 for a root. Each span is walked up to a span of known depth once.
+// spanDepths returns each span's depth in the tree, 0 for a root; settle
+// must have cut the cycles. The walk gives parents before children.
 func spanDepths(t *spanTree) []int32 {
 	depth := make([]int32, t.len())
-	for i := range depth {
-		depth[i] = -1
-	}
-	var path []int32
-	for i := range depth {
-		path = path[:0]
-		for j := int32(i); depth[j] < 0; {
-			path = append(path, j)
-			if j = t.treeParent(j); j < 0 {
-				break
-			}
-		}
+	parent := func(i int) int { return int(t.treeParent(int32(i))) }
+	parentwalk.Walk(t.len(), parent, nil, func(path []int, _ bool) {
 		for k := len(path) - 1; k >= 0; k-- {
-			d := int32(0)
-			if p := t.treeParent(path[k]); p >= 0 {
-				d = depth[p] + 1
+			if p := parent(path[k]); p >= 0 {
+				depth[path[k]] = depth[p] + 1
 			}
-			depth[path[k]] = d
 		}
-	}
+	})
 	return depth
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/tracemem/tracemem"
+	"github.com/tracemem/tracemem/internal/parentwalk"
 )
 
 // pathSep joins the names of a span path, root first.
@@ -232,11 +233,10 @@ func (t *spanTree) span(id string) (spanInfo, bool) {
 }
 
 // settle cuts the parent links that close cycles, as the library's analyses
-// and Validate do for a document: walking each span's parent chain, in the
-// order the spans were added, a chain that comes back to a span on the walk
-// is cut at the link from the last span walked. A tree built from a
-// document therefore cuts the links the analyses cut. It runs again, from
-// scratch, when spans were added since, as they may change the cuts.
+// and Validate do for a document, with the same walk (parentwalk.Walk, in
+// the order the spans were added): a tree built from a document cuts the
+// links the analyses cut. It runs again, from scratch, when spans were
+// added since, as they may change the cuts.
 func (t *spanTree) settle() {
 	if t.settled == len(t.recs) {
 		return
@@ -245,32 +245,15 @@ func (t *spanTree) settle() {
 	for i := range t.recs { // cut afresh, as for a tree built whole
 		t.recs[i].cut = false
 	}
-	const (
-		unvisited = iota
-		onPath
-		done
-	)
-	state := make([]uint8, len(t.recs))
-	var path []int32
-	for i := range t.recs {
-		path = path[:0]
-		for j := int32(i); state[j] != done; {
-			if state[j] == onPath {
-				t.recs[path[len(path)-1]].cut = true
-				break
-			}
-			state[j] = onPath
-			path = append(path, j)
-			p := t.treeParent(j)
-			if p < 0 {
-				break
-			}
-			j = p
-		}
-		for _, k := range path {
-			state[k] = done
-		}
+	parent := func(i int) int {
+		p, _ := t.parentOf(int32(i))
+		return int(p)
 	}
+	parentwalk.Walk(len(t.recs), parent, nil, func(path []int, cut bool) {
+		if cut {
+			t.recs[path[len(path)-1]].cut = true
+		}
+	})
 }
 
 // treeParent returns the index of the parent of span i in the tree, -1 for
