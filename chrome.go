@@ -15,6 +15,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tracemem/tracemem/internal/nonfinite"
 )
 
 // ReadChromeTrace reads a PyTorch profiler trace (torch.profiler with
@@ -149,6 +151,14 @@ import (
 // args.Bytes: not an integer in a [memory] event`; a host op without a
 // numeric ts likewise. JSON syntax errors
 // wrap the *jsontext.SyntacticError; I/O and gzip errors are wrapped.
+//
+// Non-finite numbers, which JSON has no syntax for but some writers emit
+// (older Kineto wrote inf and nan in args such as a Memcpy's "memory
+// bandwidth (GB/s)"; Python's json writes NaN and Infinity), are read as
+// values that are not numbers: ignored where the reader ignores the field,
+// an error ("not a number", "not an integer") where it needs one. They are
+// nan, inf and infinity in any case, with an optional sign, as whole words
+// outside strings.
 func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	src := io.Reader(br)
@@ -160,7 +170,7 @@ func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
 		defer zr.Close()
 		src = zr
 	}
-	p := newChromeParser(src)
+	p := newChromeParser(nonfinite.NewReader(src))
 	defer p.spans.release()
 	defer p.mems.release()
 	if err := p.parse(); err != nil {

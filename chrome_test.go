@@ -428,6 +428,41 @@ func TestChromeLiberalProperties(t *testing.T) {
 	}
 }
 
+// TestChromeNonFinite: old Kineto traces hold inf and nan in args it never
+// reads (a Memcpy's "memory bandwidth (GB/s)" when its dur was 0, pytorch/
+// kineto#105), which JSON has no syntax for; Python's json writes NaN and
+// Infinity. They are read as the values they stand in for would be, and
+// the trace reads as it does without them.
+func TestChromeNonFinite(t *testing.T) {
+	mem := memEvent("5", 100, 1, 0, "")
+	clean := `{"traceEvents":[{"ph":"X","cat":"Memcpy","name":"Memcpy HtoD","pid":0,"tid":"stream 7","ts":1,"dur":0,"args":{"bytes":200,"memory bandwidth (GB/s)":0}},
+	{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":"stream 7","ts":2,"dur":1,"args":{"est. achieved occupancy %":0,"blocks per SM":[0,1]}},` + mem + `]}`
+	for _, c := range []struct{ name, from, to string }{
+		{"inf", `"memory bandwidth (GB/s)":0`, `"memory bandwidth (GB/s)":inf`},
+		{"nan", `"est. achieved occupancy %":0`, `"est. achieved occupancy %":-nan`},
+		{"Python", `[0,1]`, `[NaN,-Infinity]`},
+	} {
+		in := strings.Replace(clean, c.from, c.to, 1)
+		if in == clean {
+			t.Fatalf("%s: %q not in the trace", c.name, c.from)
+		}
+		doc, err := ReadChromeTrace(strings.NewReader(in))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, err := ReadChromeTrace(strings.NewReader(clean))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, doc); diff != "" {
+			t.Errorf("%s: differs from the trace without it (-want +got):\n%s", c.name, diff)
+		}
+		if got, err := ReadTrace(strings.NewReader(in)); err != nil || got.Memory[0].Bytes != 100 {
+			t.Errorf("%s: ReadTrace: %v", c.name, err)
+		}
+	}
+}
+
 // TestChromeUnknownCapacity checks that totals on a device of unknown
 // capacity do not make the analysis take the peak total for its capacity.
 func TestChromeUnknownCapacity(t *testing.T) {
@@ -643,6 +678,11 @@ func TestChromeErrors(t *testing.T) {
 		{"OOM Bytes bad", "OOM events have the same args", `[{"name":"[OutOfMemory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":[],"Device Type":1,"Device Id":0}}]`, nil, "args.Bytes: not an integer in a [OutOfMemory] event", "traceEvents[0]"},
 		{"op without ts", "a host op needs a time", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","dur":3,"pid":1,"tid":1}]`, nil, "ts: missing in event \"aten::mm\"", "traceEvents[0]"},
 		{"op bad dur", "a host op's dur must be a number", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":"x","pid":1,"tid":1}]`, nil, "dur: not a number in event \"aten::mm\"", "traceEvents[0]"},
+		{"Bytes NaN", "a non-finite size is read, and refused, as a value that is not a number", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":NaN`, 1) + `]`, nil, "args.Bytes: not an integer in a [memory] event", "traceEvents[0]"},
+		{"Bytes -inf", "likewise with a sign", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":-inf`, 1) + `]`, nil, "args.Bytes: not an integer", "traceEvents[0]"},
+		{"ts Infinity", "a non-finite time", `[` + memEvent("Infinity", 1, 1, 0, "") + `]`, nil, "ts: not a number", "traceEvents[0]"},
+		{"op dur inf", "a non-finite duration", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":inf,"pid":1,"tid":1}]`, nil, "dur: not a number in event \"aten::mm\"", "traceEvents[0]"},
+		{"nan in a word", "nan inside a longer word is still invalid JSON", `[{"name":"x","ph":"X","args":{"a":nanx}}]`, ErrInvalidJSON, "invalid JSON", "traceEvents[0]"},
 		{"truncated", "the input ends inside an event", `[` + ok + `,{"name":"[memory]","ts":`, io.ErrUnexpectedEOF, "unexpected end of input", "traceEvents[1]"},
 		{"syntax error", "bad JSON inside an event wraps ErrInvalidJSON", `[` + ok + `,` + ok + `,{"name" 1}]`, ErrInvalidJSON, "invalid JSON", "traceEvents[2]"},
 		{"truncated, invalid JSON", "input that ends inside an event is not valid JSON", `[` + ok + `,{"name":"[memory]","ts":`, ErrInvalidJSON, "unexpected end of input", "traceEvents[1]"},
@@ -1064,6 +1104,7 @@ func FuzzReadChromeTrace(f *testing.F) {
 	}
 	f.Add([]byte(`[` + memEvent("1.5", -8, 1, 0, `,"Addr":4096,"Total Allocated":0`) + `]`))
 	f.Add([]byte(`{"traceEvents":[{"name":"a","ph":"X","cat":"cpu_op","ts":"1e3","dur":-1,"pid":"p","tid":2}]}`))
+	f.Add([]byte(`[{"name":"k","ph":"X","cat":"kernel","ts":1,"dur":0,"args":{"bw":inf,"o":-NaN}},` + memEvent("2", 8, 1, 0, `,"x":[Infinity]`) + `]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := ReadChromeTrace(bytes.NewReader(data))
 		if err != nil {

@@ -1,0 +1,224 @@
+package nonfinite
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// reference is the rule read byte by byte over the whole input: outside
+// strings, a word (a maximal run of letters, digits, '_' and '.') that is
+// nan, inf or infinity in any case becomes `""` and spaces, with the sign
+// right before it.
+func reference(in []byte) []byte {
+	out := bytes.Clone(in)
+	inStr, esc := false, false
+	sign := -2 // position of the last sign outside strings
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr = true
+			continue
+		case c == '-' || c == '+':
+			sign = i
+			continue
+		case !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", rune(c)):
+			continue
+		}
+		j := i
+		for j < len(out) && strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", rune(out[j])) {
+			j++
+		}
+		if w := strings.ToLower(string(out[i:j])); w == "nan" || w == "inf" || w == "infinity" {
+			s := i
+			if sign == i-1 {
+				s--
+			}
+			copy(out[s:j], `""`+strings.Repeat(" ", j-s-2))
+		}
+		i = j - 1
+	}
+	return out
+}
+
+// readChunks reads in through a Reader whose source returns the given chunk
+// sizes in turn (then the rest), and reads it back with reads of size rd.
+func readChunks(t testing.TB, in []byte, chunks []int, rd int) []byte {
+	t.Helper()
+	f := NewReader(&chunkReader{b: in, sizes: chunks})
+	var out []byte
+	buf := make([]byte, rd)
+	for {
+		n, err := f.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type chunkReader struct {
+	b     []byte
+	sizes []int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := len(p)
+	if len(r.sizes) > 0 {
+		n = min(n, r.sizes[0])
+		r.sizes = r.sizes[1:]
+	}
+	n = copy(p, r.b[:min(n, len(r.b))])
+	r.b = r.b[n:]
+	return n, nil
+}
+
+func TestReader(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want, why string
+	}{
+		{"nan", `[NaN,nan,NAN]`, `["" ,"" ,"" ]`, "any case"},
+		{"inf", `{"a":inf,"b":-inf,"c":+Inf}`, `{"a":"" ,"b":""  ,"c":""  }`, "the sign is part of the token"},
+		{"infinity", `[Infinity, -Infinity]`, `[""      , ""       ]`, "Python's json spelling"},
+		{"in strings", `["nan","x\"inf",NaN]`, `["nan","x\"inf","" ]`, "strings are never changed, escaped quotes included"},
+		{"escaped backslash", `["a\\",nan]`, `["a\\","" ]`, `\\ does not escape the closing quote`},
+		{"longer words", `[nanx, inf1, xnan, infinityy, nan.5, null, true]`, `[nanx, inf1, xnan, infinityy, nan.5, null, true]`, "nan and inf inside a longer word are left for the decoder to reject"},
+		{"numbers", `[1e-5,-1.5,+2]`, `[1e-5,-1.5,+2]`, "numbers pass through"},
+		{"sign in a string", `["-"inf]`, `["-""" ]`, "a sign inside a string is not the token's"},
+		{"at the end", `inf`, `"" `, "a token that ends the input"},
+		{"invalid", `[nan nan}`, `[""  "" }`, "invalid JSON stays invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := readChunks(t, []byte(tc.in), nil, 1<<10); string(got) != tc.want {
+				t.Errorf("%s:\n got %s\nwant %s", tc.why, got, tc.want)
+			}
+			if got := reference([]byte(tc.in)); string(got) != tc.want {
+				t.Errorf("reference: %s:\n got %s\nwant %s", tc.why, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReaderChunks splits inputs at every position: the result is the
+// reference's, however the source hands the bytes over and however they
+// are read back.
+func TestReaderChunks(t *testing.T) {
+	inputs := []string{
+		`{"a":[NaN,-Infinity,"x\\\"nan",inf],"b":-inf,"c":nanx,"d":1e-5,"e":"\\"}`,
+		`[-Infinity,+inf,"\\\\",NaN,123456789012nan,nan]`,
+	}
+	for _, in := range inputs {
+		want := reference([]byte(in))
+		for cut := range len(in) + 1 {
+			for _, rd := range []int{1, 3, 1 << 10} {
+				if got := readChunks(t, []byte(in), []int{cut, 1, 2}, rd); !bytes.Equal(got, want) {
+					t.Fatalf("cut at %d, reads of %d:\n got %s\nwant %s", cut, rd, got, want)
+				}
+			}
+		}
+		if got, err := io.ReadAll(NewReader(iotest.OneByteReader(strings.NewReader(in)))); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("one byte at a time: %s, %v", got, err)
+		}
+	}
+}
+
+// TestReaderLong reads inputs bigger than the buffer, with long strings,
+// long words and many escapes across its end.
+func TestReaderLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{`"`, `\`, `\\`, `\"`, `nan`, `-inf`, `Infinity`, ` `, `,`, `1`, `x`, `-`, `null`}
+	for range 20 {
+		var b strings.Builder
+		for b.Len() < 3*bufSize {
+			p := pieces[r.IntN(len(pieces))]
+			for range r.IntN(3) + 1 {
+				b.WriteString(p)
+			}
+		}
+		in := []byte(b.String())
+		want := reference(in)
+		if got := readChunks(t, in, []int{r.IntN(bufSize), r.IntN(100), r.IntN(bufSize)}, 4096); !bytes.Equal(got, want) {
+			t.Fatal("differs from the reference")
+		}
+	}
+}
+
+// TestReaderValid: valid JSON with tokens in value positions reads as
+// valid JSON, and JSON without them passes unchanged.
+func TestReaderValid(t *testing.T) {
+	in := `{"a":[NaN,1,-Infinity,{"b":inf}],"c":"nan"}`
+	got, err := io.ReadAll(NewReader(strings.NewReader(in)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !jsontext.Value(got).IsValid() {
+		t.Fatalf("not valid JSON: %s", got)
+	}
+	clean := `{"a":[1,2,{"b":null}],"c":"nan inf"}`
+	if got, _ := io.ReadAll(NewReader(strings.NewReader(clean))); string(got) != clean {
+		t.Fatalf("changed valid JSON: %s", got)
+	}
+}
+
+func TestReplaced(t *testing.T) {
+	f := NewReader(strings.NewReader(`[nan,"inf",-Infinity,null]`))
+	if _, err := io.ReadAll(f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Replaced() != 2 {
+		t.Fatalf("Replaced() = %d, want 2", f.Replaced())
+	}
+}
+
+// TestReaderErr: an error of the source comes after the bytes read before
+// it, decided as at the end of input.
+func TestReaderErr(t *testing.T) {
+	errBoom := io.ErrClosedPipe
+	f := NewReader(io.MultiReader(strings.NewReader(`[1,nan`), iotest.ErrReader(errBoom)))
+	got, err := io.ReadAll(f)
+	if err != errBoom || string(got) != `[1,"" ` {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{`[NaN,-inf,"nan\"inf",Infinity]`, `"\\"nan`, `-`, `nanx`, `{"a":+INF}`} {
+		f.Add([]byte(s), uint16(3))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, cut uint16) {
+		want := reference(in)
+		if len(want) != len(in) {
+			t.Fatal("length changed")
+		}
+		got := readChunks(t, in, []int{int(cut) % (len(in) + 1), 1}, 7)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("got %q\nwant %q", got, want)
+		}
+		if jsontext.Value(in).IsValid() && !bytes.Equal(got, in) {
+			t.Fatalf("changed valid JSON %q to %q", in, got)
+		}
+	})
+}
