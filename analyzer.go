@@ -126,7 +126,7 @@ type Analyzer struct {
 	anom    Anomalies
 
 	autogradSeen bool
-	autogradRel  int64 // activation bytes live at the first backward event, pools aside
+	autogradRel  []int64 // per device, activation bytes live at the first backward event, pools aside
 }
 
 type deviceState struct {
@@ -506,8 +506,9 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 	}
 	if !a.autogradSeen && a.stepOfSpan(ev.SpanID, span) == StepBackward {
 		a.autogradSeen, a.goneBackward = true, nil
+		a.autogradRel = make([]int64, len(a.devices))
 		for i := range a.devices {
-			a.autogradRel = addSat64(a.autogradRel, a.devices[i].cats[CategoryActivation])
+			a.autogradRel[i] = a.devices[i].cats[CategoryActivation]
 		}
 	}
 
@@ -787,11 +788,18 @@ func (a *Analyzer) Profile() *MemoryProfile {
 	}
 
 	if a.autogradSeen {
-		var pool uint64
+		// Per device, then summed: each device's count is a non-negative
+		// byte count, the sum of their relative parts need not be.
+		// Devices seen after the event had only their pools live then.
+		var sum uint64
 		for i := range a.devices {
-			pool = addSat(pool, a.devices[i].poolCats[CategoryActivation])
+			var rel int64
+			if i < len(a.autogradRel) {
+				rel = a.autogradRel[i]
+			}
+			sum = addSat(sum, withPool(rel, a.devices[i].poolCats[CategoryActivation]))
 		}
-		p.Summary.AutogradRetainedBytes = withPool(a.autogradRel, pool)
+		p.Summary.AutogradRetainedBytes = sum
 	}
 
 	a.mergeTimeline(p)

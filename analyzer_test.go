@@ -227,6 +227,58 @@ func TestSaturation(t *testing.T) {
 	}
 }
 
+// TestAutogradAcrossDevices: autograd_retained_bytes adds up the devices'
+// activation bytes as byte counts, saturating at 2⁶⁴−1 like the other
+// totals. It used to add their counts relative to the pools in an int64
+// first, so two devices of 1.5·2⁶² live bytes each gave 2⁶³−1, and pools
+// freed before the backward event gave 2⁶²+1 instead of 0.
+func TestAutogradAcrossDevices(t *testing.T) {
+	big := uint64(3) << 61
+	ev := func(ts uint64, id, dev string, b uint64, a MemoryAction, c Category, span string) MemoryEvent {
+		return MemoryEvent{TimestampNs: ts, TensorID: id, SpanID: span, Device: dev, Bytes: b, Action: a, Category: c}
+	}
+	backward := ev(3, "g", "cuda:0", 1, ActionAlloc, CategoryGradient, "b")
+	for _, tc := range []struct {
+		name, reason string
+		mem          []MemoryEvent
+		want         uint64
+	}{
+		{"sum past 2^63", "each device below 2⁶³, their sum above",
+			[]MemoryEvent{ev(1, "x", "cuda:0", big, ActionAlloc, CategoryActivation, ""), ev(2, "y", "cuda:1", big, ActionAlloc, CategoryActivation, ""), backward},
+			2 * big},
+		{"pools freed", "pre-existing activations freed on both devices before the backward event: nothing is live",
+			[]MemoryEvent{ev(1, "w0", "cuda:0", big, ActionFree, CategoryActivation, ""), ev(2, "w1", "cuda:1", big, ActionFree, CategoryActivation, ""), backward},
+			0},
+		{"pool freed later", "a pre-existing activation freed after the backward event, on a device seen only then, was live at it",
+			[]MemoryEvent{ev(1, "x", "cuda:0", 10, ActionAlloc, CategoryActivation, ""), backward, ev(4, "w", "cuda:1", big, ActionFree, CategoryActivation, "")},
+			big + 10},
+		{"saturated", "three devices past 2⁶⁴ saturate",
+			[]MemoryEvent{ev(1, "x", "a", big, ActionAlloc, CategoryActivation, ""), ev(1, "y", "b", big, ActionAlloc, CategoryActivation, ""), ev(1, "z", "c", big, ActionAlloc, CategoryActivation, ""), backward},
+			^uint64(0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := &TraceDocument{Spans: []Span{{ID: "b", Step: StepBackward}}, Memory: tc.mem}
+			if got := AnalyzeMemory(doc).Summary.AutogradRetainedBytes; got != tc.want {
+				t.Errorf("%s: autograd_retained_bytes = %d, want %d", tc.reason, got, tc.want)
+			}
+			a := NewAnalyzer(Options{})
+			for i := range doc.Spans {
+				if err := a.AddSpan(&doc.Spans[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range tc.mem {
+				if err := a.Add(&tc.mem[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := a.Profile().Summary.AutogradRetainedBytes; got != tc.want {
+				t.Errorf("Analyzer: %s: autograd_retained_bytes = %d, want %d", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
 // TestAddCopiesEvent: Add keeps a copy of the event, so a caller that
 // reuses its MemoryEvent (as a decoder does) does not change the profile.
 func TestAddCopiesEvent(t *testing.T) {
