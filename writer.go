@@ -19,11 +19,42 @@ import (
 // WriteJSON writes doc in the document form: one JSON object with the field
 // names of the struct tags, written by json v2 with map keys sorted (unlike
 // encoding/json, nil slices and maps are written as [] and {}, <, > and &
-// are not escaped, and a string that is not valid UTF-8 is an error).
-// ReadTrace reads it back to an equal document. The document form can
-// equally be written with encoding/json or json v2 directly.
+// are not escaped, and a string that is not valid UTF-8 is an error), with
+// the schema candle-graph/trace/6 when doc.Schema is empty. ReadTrace reads
+// it back to an equal document, with the provisos of WriteJSONL, which also
+// lists the documents refused. The document form can equally be written
+// with encoding/json or json v2 directly.
 func (doc *TraceDocument) WriteJSON(w io.Writer) error {
+	if err := checkWritable(doc, "write json"); err != nil {
+		return err
+	}
+	if doc.Schema == "" {
+		c := *doc
+		c.Schema = SchemaV6
+		doc = &c
+	}
 	return json.MarshalWrite(w, doc, json.Deterministic(true))
+}
+
+// checkWritable returns an error for a document that the readers would
+// refuse however it is written: an unsupported schema, a span id used
+// twice, a span not closed that has a duration.
+func checkWritable(doc *TraceDocument, op string) error {
+	if doc.Schema != "" && doc.Schema != SchemaV6 && doc.Schema != SchemaV7 {
+		return fmt.Errorf("%s: meta: schema: %w %q (want %s or %s)", op, ErrUnsupportedSchema, doc.Schema, SchemaV6, SchemaV7)
+	}
+	seen := make(map[string]struct{}, len(doc.Spans))
+	for i := range doc.Spans {
+		s := &doc.Spans[i]
+		if _, dup := seen[s.ID]; dup {
+			return fmt.Errorf("%s: spans[%d]: id: duplicate span id %q", op, i, s.ID)
+		}
+		seen[s.ID] = struct{}{}
+		if !s.Closed && s.DurationNs != 0 {
+			return fmt.Errorf("%s: spans[%d]: duration_ns: %d for span %q, which is not closed (want 0)", op, i, s.DurationNs, s.ID)
+		}
+	}
+	return nil
 }
 
 // WriteJSONL writes doc as a candle-graph JSONL stream: a meta record (the
@@ -33,8 +64,11 @@ func (doc *TraceDocument) WriteJSON(w io.Writer) error {
 //
 // The merge keeps the document order of ops, memory events and
 // device_memory samples (each list is written in its own order, interleaved
-// with the others by timestamp), writes span_start at start_ns and span_end
-// at start_ns + duration_ns (only for closed spans); at equal times a
+// with the others by timestamp), writes span_start at start_ns (or at the
+// time of the first op, memory record or child span that names the span,
+// when that is earlier, so that a streaming reader meets the span_start
+// first) and span_end at start_ns + duration_ns (only for closed spans); at
+// equal times a
 // span_start comes first (parents before children), then ops, memory events
 // and samples, and span_end records last (children before parents), so
 // events at a span's end time fall inside it. Optional fields that are
@@ -46,13 +80,18 @@ func (doc *TraceDocument) WriteJSON(w io.Writer) error {
 // tensor's nil StorageBytes only with an unknown dtype (otherwise the reader
 // fills it in). It returns the first write error, or an error for a value
 // that cannot be written (invalid UTF-8, a non-finite norm, an enumeration
-// out of range).
+// out of range) or a document the readers refuse (a schema other than
+// candle-graph/trace/6 or /7, a span id used twice, a span not closed with
+// a DurationNs), before writing anything for the latter.
 func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
+	if err := checkWritable(doc, "write jsonl"); err != nil {
+		return err
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := &jsonlWriter{w: bw, b: make([]byte, 0, 512)}
 	e.meta(doc)
 
-	starts, ends := spanOrder(doc.Spans)
+	starts, ends, startAt := spanOrder(doc)
 	var si, ei, oi, mi, di int
 	for e.err == nil {
 		// pick the stream whose head is earliest; ties go to the lower stream
@@ -64,7 +103,7 @@ func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
 			}
 		}
 		if si < len(starts) {
-			consider(0, doc.Spans[starts[si]].StartNs, true)
+			consider(0, startAt[starts[si]], true)
 		}
 		if oi < len(doc.Ops) {
 			consider(1, doc.Ops[oi].TimestampNs, true)
@@ -115,29 +154,54 @@ func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
 	return bw.Flush()
 }
 
-// spanOrder returns the indices of spans in span_start order (start, then
-// depth, then id) and of the closed spans in span_end order (end, then
-// deeper first, then id).
-func spanOrder(spans []Span) (starts, ends []int) {
+// spanOrder returns the indices of the spans in span_start order and of the
+// closed spans in span_end order (end, then deeper first, then id), and the
+// time each span_start is written at: its start_ns, or earlier when an op
+// or memory record that names it, or a child span, comes earlier, since a
+// streaming reader needs a span_start before the records that name the
+// span. At equal times parents come before children (depth), then ids.
+func spanOrder(doc *TraceDocument) (starts, ends []int, at []uint64) {
+	spans := doc.Spans
 	// Depths in one pass over the spans ordered parents first, parent
-	// cycles cut as the analyses cut them; a span whose id was taken by an
-	// earlier one is one below the parent it names.
+	// cycles cut as the analyses cut them (span ids are unique:
+	// checkWritable).
 	depth := make([]int, len(spans))
+	at = make([]uint64, len(spans))
+	index := make(map[string]int, len(spans))
+	for i := range spans {
+		at[i] = spans[i].StartNs
+		index[spans[i].ID] = i
+	}
 	ordered := orderSpans(spans)
 	for _, o := range ordered {
 		if o.parent >= 0 && !o.cut {
 			depth[o.index] = depth[o.parent] + 1
 		}
 	}
-	if len(ordered) < len(spans) {
-		first := make(map[string]int, len(ordered))
-		for _, o := range ordered {
-			first[spans[o.index].ID] = o.index
-		}
-		for i := range spans {
-			if p, ok := first[spans[i].ParentID]; ok && first[spans[i].ID] != i && spans[i].ParentID != "" {
-				depth[i] = depth[p] + 1
+	// Records naming a span before it starts; runs of one span, the common
+	// case, are looked up once.
+	lastID, last := "", -1
+	early := func(id string, ts uint64) {
+		if id != lastID || last < 0 {
+			i, ok := index[id]
+			if !ok {
+				i = -2
 			}
+			lastID, last = id, i
+		}
+		if last >= 0 && ts < at[last] {
+			at[last] = ts
+		}
+	}
+	for i := range doc.Memory {
+		early(doc.Memory[i].SpanID, doc.Memory[i].TimestampNs)
+	}
+	for i := range doc.Ops {
+		early(doc.Ops[i].SpanID, doc.Ops[i].TimestampNs)
+	}
+	for _, o := range slices.Backward(ordered) {
+		if o.parent >= 0 && !o.cut {
+			at[o.parent] = min(at[o.parent], at[o.index])
 		}
 	}
 	starts = make([]int, len(spans))
@@ -145,7 +209,7 @@ func spanOrder(spans []Span) (starts, ends []int) {
 		starts[i] = i
 	}
 	slices.SortFunc(starts, func(a, b int) int {
-		return cmp.Or(cmp.Compare(spans[a].StartNs, spans[b].StartNs), cmp.Compare(depth[a], depth[b]),
+		return cmp.Or(cmp.Compare(at[a], at[b]), cmp.Compare(depth[a], depth[b]),
 			cmp.Compare(spans[a].ID, spans[b].ID))
 	})
 	for i := range spans {
@@ -158,7 +222,7 @@ func spanOrder(spans []Span) (starts, ends []int) {
 		eb, _ := spans[b].EndNs()
 		return cmp.Or(cmp.Compare(ea, eb), cmp.Compare(depth[b], depth[a]), cmp.Compare(spans[a].ID, spans[b].ID))
 	})
-	return starts, ends
+	return starts, ends, at
 }
 
 // jsonlWriter appends one record at a time to b and writes it; the first

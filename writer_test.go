@@ -236,9 +236,6 @@ func TestWriteJSONLDeepTree(t *testing.T) {
 // of WriteJSONL is one the streaming path can replay).
 func TestWriteJSONLStreamAnalysis(t *testing.T) {
 	for name, doc := range rdRoundTripDocs(t) {
-		if name == "full" {
-			continue
-		}
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := doc.WriteJSONL(&buf); err != nil {
@@ -252,6 +249,68 @@ func TestWriteJSONLStreamAnalysis(t *testing.T) {
 				t.Errorf("profile (-document +stream):\n%s", diff)
 			}
 			if diff := cmp.Diff(NodeMemoryMetrics(doc, nil), nodes); diff != "" {
+				t.Errorf("node metrics (-document +stream):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestWriteJSONLEarlyRecords: a document ReadTrace makes can have records
+// that name a span before its start_ns (a memory event or op stamped
+// earlier, a child starting before its parent). WriteJSONL writes the
+// span_start before them, so that the streaming analysis takes the output
+// and agrees with the document's.
+func TestWriteJSONLEarlyRecords(t *testing.T) {
+	mem := func(ts uint64, id, span string, a MemoryAction) MemoryEvent {
+		return MemoryEvent{TimestampNs: ts, TensorID: id, SpanID: span, Device: "cuda:0", Bytes: 64, Action: a, Category: CategoryActivation}
+	}
+	for _, tc := range []struct {
+		name, reason string
+		doc          *TraceDocument
+	}{
+		{"memory before its span", "a memory event stamped before its span's start_ns",
+			&TraceDocument{
+				Spans:  []Span{{ID: "s", Name: "s", StartNs: 5, DurationNs: 10, Closed: true, Measured: true}},
+				Memory: []MemoryEvent{mem(3, "a", "s", ActionAlloc), mem(12, "a", "s", ActionFree)},
+			}},
+		{"op before its span", "an op stamped before its span's start_ns",
+			&TraceDocument{
+				Spans:  []Span{{ID: "s", Name: "s", StartNs: 5, DurationNs: 10, Closed: true, Measured: true}},
+				Ops:    []Op{{SpanID: "s", OpName: "mm", Output: "a", TimestampNs: 2, Device: "cuda:0"}},
+				Memory: []MemoryEvent{mem(6, "a", "s", ActionAlloc)},
+			}},
+		{"child before its parent", "a child span that starts before its parent, and a grandchild's memory before both",
+			&TraceDocument{
+				Spans: []Span{ // in id order, as ReadTrace gives them
+					{ID: "c", ParentID: "p", Name: "c", StartNs: 8, DurationNs: 5, Closed: true, Measured: true},
+					{ID: "g", ParentID: "c", Name: "g", StartNs: 9, DurationNs: 1, Closed: true, Measured: true},
+					{ID: "p", Name: "p", StartNs: 10, DurationNs: 20, Closed: true, Measured: true},
+				},
+				Memory: []MemoryEvent{mem(1, "a", "g", ActionAlloc), mem(20, "b", "p", ActionAlloc)},
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tc.doc.WriteJSONL(&buf); err != nil {
+				t.Fatal(err)
+			}
+			text := buf.String()
+			back, err := ReadTrace(strings.NewReader(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.doc.Schema = SchemaV6
+			if diff := cmp.Diff(tc.doc, back, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("read back (-want +got):\n%s", diff)
+			}
+			p, nodes, err := AnalyzeStream(strings.NewReader(text), Options{})
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", tc.reason, err, text)
+			}
+			if diff := cmp.Diff(AnalyzeMemory(back), p); diff != "" {
+				t.Errorf("profile (-document +stream):\n%s", diff)
+			}
+			if diff := cmp.Diff(NodeMemoryMetrics(back, nil), nodes); diff != "" {
 				t.Errorf("node metrics (-document +stream):\n%s", diff)
 			}
 		})
@@ -377,12 +436,26 @@ func TestWriteJSONLErrors(t *testing.T) {
 		{"inf norm", "JSON has no infinity", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.Inf(-1))}}}, `gradient: norm: not a finite number`},
 		{"bad action", "an enumeration out of range", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `memory: action: .*invalid MemoryAction 7`},
 		{"bad step", "an enumeration out of range", &TraceDocument{Spans: []Span{{Step: 9}}}, `span_start: step: .*invalid Step 9`},
+		{"bad schema", "ReadTrace refuses an unsupported schema", &TraceDocument{Schema: "foo"}, `^write jsonl: meta: schema: unsupported schema "foo"`},
+		{"duplicate span", "ReadTrace refuses a span id used twice", &TraceDocument{Spans: []Span{{ID: "a"}, {ID: "b"}, {ID: "a"}}}, `^write jsonl: spans\[2\]: id: duplicate span id "a"`},
+		{"open span with a duration", "a span that is not closed has no duration; JSONL would drop it, the document form be refused", &TraceDocument{Spans: []Span{{ID: "a", DurationNs: 5}}}, `^write jsonl: spans\[0\]: duration_ns: 5 for span "a", which is not closed`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.doc.WriteJSONL(&bytes.Buffer{})
+			var buf bytes.Buffer
+			err := tc.doc.WriteJSONL(&buf)
 			if err == nil || !regexpMatch(tc.want, err.Error()) {
 				t.Errorf("%s: error %v, want match %q", tc.reason, err, tc.want)
+			}
+			if strings.HasPrefix(tc.want, "^write jsonl: ") {
+				if buf.Len() != 0 {
+					t.Errorf("%s: wrote %d bytes before the error", tc.reason, buf.Len())
+				}
+				// The document form refuses the same documents.
+				jsonWant := "^write json: " + strings.TrimPrefix(tc.want, "^write jsonl: ")
+				if err := tc.doc.WriteJSON(&buf); err == nil || !regexpMatch(jsonWant, err.Error()) {
+					t.Errorf("WriteJSON: %s: error %v, want match %q", tc.reason, err, jsonWant)
+				}
 			}
 		})
 	}
