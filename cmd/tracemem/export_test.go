@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/pprof/profile"
 	"github.com/tracemem/tracemem"
 )
@@ -484,6 +486,59 @@ func TestPprofHandMade(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("samples (leaf first) %q, want %q", got, want)
+	}
+}
+
+// TestPprofLabelsAndFrames: what is written reads back the same. An empty
+// label (a PyTorch trace has no dtype) is left out, since pprof reads it as
+// absent; a span named like a frame of the export ("[pre-existing]", "[no
+// span]") is a function of its own, so its samples stay apart from the
+// frame's.
+func TestPprofLabelsAndFrames(t *testing.T) {
+	tr := handTrace()
+	p := tr.profile
+	p.PeakBreakdown[0].SpanID = ""                                // under "[no span]"
+	p.PeakBreakdown[1].DType, p.PeakBreakdown[1].OpName = "", nil // no dtype; no op frame
+	p.PeakBreakdown[1].SpanID = "odd"
+	tr.tree.addSpan(spanInfo{id: "odd", name: "[pre-existing]", startNs: 600, kind: tracemem.SpanFunction})
+	tr.tree.addSpan(spanInfo{id: "odd2", name: "[no span]", startNs: 600, kind: tracemem.SpanFunction})
+	p.PeakBreakdown = append(p.PeakBreakdown, tracemem.LiveAllocation{TensorID: "b", SpanID: "odd2", Bytes: 0, DType: "f32", Device: "cuda:0"})
+	prof, err := buildPprof(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := prof.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Sample) != len(prof.Sample) {
+		t.Fatalf("%d samples read back, %d written", len(back.Sample), len(prof.Sample))
+	}
+	for i, s := range back.Sample {
+		if !cmp.Equal(s.Label, prof.Sample[i].Label, cmpopts.EquateEmpty()) {
+			t.Errorf("sample %d: labels %v read back as %v", i, prof.Sample[i].Label, s.Label)
+		}
+		for _, v := range s.Label {
+			if len(v) != 1 || v[0] == "" {
+				t.Errorf("sample %d: labels %v: an empty label was written", i, s.Label)
+			}
+		}
+	}
+	if _, ok := prof.Sample[1].Label["dtype"]; ok {
+		t.Errorf("sample 1: empty dtype written as a label: %v", prof.Sample[1].Label)
+	}
+	// Samples 0 ("[no span]"), 1 (span "[pre-existing]"), 2 (span "[no
+	// span]") and 3 (pre-existing memory): four different leaves.
+	leaves := map[uint64]bool{}
+	for _, s := range back.Sample {
+		leaves[s.Location[0].ID] = true
+	}
+	if len(back.Sample) != 4 || len(leaves) != 4 {
+		t.Errorf("%d samples with %d different leaves, want 4 and 4: span frames merged with the export's own", len(back.Sample), len(leaves))
 	}
 }
 

@@ -26,7 +26,9 @@ const maxStackFrames = 1024
 // Each allocation of the peak breakdown is one sample of one object whose
 // stack is its span path from the root to the allocating span, with its op
 // name (when it has one) as the leaf; labels give its tensor id, dtype,
-// category and device. Pre-existing memory live at the peak (peak bytes minus
+// category and device (those that are not empty, which pprof cannot hold:
+// PyTorch traces have no dtype). The frames "[no span]" and "…" (below) are
+// functions of their own, apart from a span of the same name. Pre-existing memory live at the peak (peak bytes minus
 // the breakdown) is one sample of 0 objects under the frame "[pre-existing]",
 // so the profile's inuse_space total is the peak. Values above the largest
 // int64 are clamped.
@@ -46,35 +48,42 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		prof.Comments = []string{fmt.Sprintf("tracemem: memory live on %s at the global peak, %d ns after the trace start: %d bytes",
 			s.PeakDevice, s.PeakTimestampNs, s.PeakBytes)}
 	}
-	locs := make(map[string]*profile.Location)
-	loc := func(name string) *profile.Location {
-		if l, ok := locs[name]; ok {
+	// A frame is a span or op name, or one of the frames above, kept
+	// apart from a span that happens to have its name.
+	type frame struct {
+		name      string
+		synthetic bool
+	}
+	locs := make(map[frame]*profile.Location)
+	loc := func(fr frame) *profile.Location {
+		if l, ok := locs[fr]; ok {
 			return l
 		}
-		f := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: name, SystemName: name}
+		f := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: fr.name, SystemName: fr.name}
 		prof.Function = append(prof.Function, f)
 		l := &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: f}}}
 		prof.Location = append(prof.Location, l)
-		locs[name] = l
+		locs[fr] = l
 		return l
 	}
 	var sum uint64
 	for i := range p.PeakBreakdown {
 		a := &p.PeakBreakdown[i]
 		sum = addSat(sum, a.Bytes)
-		var names []string // leaf first
+		var names []frame // leaf first
 		if a.OpName != nil {
-			names = append(names, *a.OpName)
+			names = append(names, frame{name: *a.OpName})
 		}
-		path := []string{noSpanFrame}
-		if a.SpanID != "" {
-			path = t.tree.pathNames(a.SpanID)
-		}
-		for j := len(path) - 1; j >= 0; j-- {
-			names = append(names, path[j])
+		if a.SpanID == "" {
+			names = append(names, frame{noSpanFrame, true})
+		} else {
+			path := t.tree.pathNames(a.SpanID)
+			for j := len(path) - 1; j >= 0; j-- {
+				names = append(names, frame{name: path[j]})
+			}
 		}
 		if len(names) > maxStackFrames {
-			names = append(names[:maxStackFrames-1], elidedFrame)
+			names = append(names[:maxStackFrames-1], frame{elidedFrame, true})
 		}
 		stack := make([]*profile.Location, len(names))
 		for j, n := range names {
@@ -83,27 +92,39 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		prof.Sample = append(prof.Sample, &profile.Sample{
 			Location: stack,
 			Value:    []int64{1, clampInt64(a.Bytes)},
-			Label: map[string][]string{
-				"tensor_id": {a.TensorID},
-				"dtype":     {a.DType},
-				"category":  {a.Category.String()},
-				"device":    {a.Device},
-			},
+			Label: labels(
+				"tensor_id", a.TensorID,
+				"dtype", a.DType,
+				"category", a.Category.String(),
+				"device", a.Device),
 			NumLabel: map[string][]int64{"bytes": {clampInt64(a.Bytes)}},
 			NumUnit:  map[string][]string{"bytes": {"bytes"}},
 		})
 	}
 	if pre := subSat(s.PeakBytes, sum); pre > 0 {
 		prof.Sample = append(prof.Sample, &profile.Sample{
-			Location: []*profile.Location{loc(preexistingFrame)},
+			Location: []*profile.Location{loc(frame{preexistingFrame, true})},
 			Value:    []int64{0, clampInt64(pre)},
-			Label:    map[string][]string{"device": {s.PeakDevice}},
+			Label:    labels("device", s.PeakDevice),
 		})
 	}
 	if err := prof.CheckValid(); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)
 	}
 	return prof, nil
+}
+
+// labels returns the labels of key, value pairs, leaving out the empty
+// values: pprof reads an empty label as absent, so a written one would not
+// read back.
+func labels(kv ...string) map[string][]string {
+	m := make(map[string][]string, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			m[kv[i]] = []string{kv[i+1]}
+		}
+	}
+	return m
 }
 
 // writePprof writes the pprof profile of t, gzipped.
