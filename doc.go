@@ -50,7 +50,10 @@
 // A document made by a reader shares the backing memory of repeated strings
 // and shapes between its records: treat them as immutable. Profiles, node
 // metric maps and documents returned to the caller are the caller's to
-// keep; the Analyzer keeps references to the strings and shapes of the
+// keep, but a profile's peak breakdown shares the shapes and op names of
+// the events it lists (with the document they came from, and between
+// profiles of it): treat those as immutable too, and copy one to change
+// it. The Analyzer keeps references to the strings and shapes of the
 // records it is given, which must not change afterwards. Nothing here is
 // safe for concurrent use unless it says so, but separate documents and
 // Analyzers may be used from separate goroutines.

@@ -125,11 +125,15 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 //     after applying it (a free changes the device the tensor lives on,
 //     whatever device it names; a duplicate alloc on another device than
 //     the live one also lowers that device, without a point of its own).
-//     A device's peak is its highest live bytes, first time reached; the
+//     A device's peak is its highest point, first time reached; the
 //     global peak is the highest device peak (the earliest on ties), and the
 //     breakdown lists what was live on that device then, bytes descending,
 //     then tensor id ascending. Pre-existing memory counts in every point
-//     and peak but is not listed in the breakdown.
+//     and peak but is not listed in the breakdown. Since points come after
+//     events, pre-existing memory that a device's first events free, before
+//     anything is allocated on it, is in none of its points, so not in its
+//     peak: a device whose first event frees 1000 pre-existing bytes and
+//     whose next allocates 300 peaks at 300.
 //   - Autograd retained bytes are the activation bytes live on all devices
 //     just before the first event whose span, or nearest ancestor span with a
 //     step, has step backward.

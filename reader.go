@@ -65,7 +65,10 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // span_start for an id, a span_end for an unknown span and a second
 // span_end for a span are errors; spans come out sorted by id with Closed
 // and DurationNs from their span_end; the other sections keep record
-// order. Both forms: an op's or tensor's absent storage_bytes is set to the
+// order. Records of an unknown kind are skipped. Document form: "schema"
+// and "run" are required, span ids must be unique, and a span that is not
+// closed must have duration_ns 0. Both forms: fields a record does not
+// have are skipped (later producers add fields); an op's or tensor's absent storage_bytes is set to the
 // dense size of shape × dtype when the dtype is known (nil otherwise); an
 // absent category is CategoryOther; empty arrays, objects and sections are
 // nil (never empty non-nil), so a document compares equal to what reading

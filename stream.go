@@ -10,7 +10,9 @@ import "io"
 //
 // A candle-graph JSONL stream (gzip or not) is read record by record into an
 // Analyzer and never held whole: memory stays bounded by what is live plus
-// the timeline points kept (see Options.MaxTimelinePoints). Its records
+// the timeline points kept (see Options.MaxTimelinePoints), plus, for the
+// node metrics, a record per span and op (Options.SkipNodeMetrics leaves
+// them out), plus a hash per freed tensor id (see Analyzer). Its records
 // must come in the order an Analyzer needs: memory records in
 // nondecreasing timestamp order, each span_start before the records that
 // name the span, a span_end and the span's ops before memory records

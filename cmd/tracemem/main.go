@@ -8,10 +8,14 @@
 // Every command takes any trace ReadTrace accepts (a candle-graph JSONL
 // stream, the document JSON, a PyTorch Chrome trace), gzipped or not, or "-"
 // for standard input. JSONL traces stream through the analysis without being
-// held in memory.
+// held in memory, except a JSONL file whose records come in an order a
+// stream cannot take, which is read again and analyzed whole (from a pipe,
+// that is an error), and one whose first line is over 1 MiB, read whole
+// like the other formats.
 //
 // A span path is the names of the spans from the root of the call tree down
-// to a span, joined with " > ".
+// to a span, joined with " > "; a path of more than 12 names is shown as
+// its first 2 and last 10 around "…" (pprof stacks keep up to 1024 frames).
 //
 // Sizes are printed in 1024-based units (1 KiB = 1024 bytes, 1 MiB = 1024
 // KiB, 1 GiB = 1024 MiB); times are milliseconds since the trace started.

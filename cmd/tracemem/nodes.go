@@ -95,7 +95,21 @@ func rankNodes(nodes map[string]tracemem.NodeMetrics, by nodeSort, top int) []ra
 func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	ranked := rankNodes(t.nodes, by, top)
 	fmt.Fprintf(w, "== %s ==\n", printable(t.name))
-	fmt.Fprintf(w, "top %d of %d nodes by %s bytes (sizes 1024-based)\n", len(ranked), len(t.nodes), by)
+	zero := 0
+	for _, m := range t.nodes {
+		if by.metric(m) == 0 {
+			zero++
+		}
+	}
+	metric := string(by) + " bytes"
+	if by == sortBytes {
+		metric = "requested bytes"
+	}
+	fmt.Fprintf(w, "top %d of %d nodes by %s (sizes 1024-based)", len(ranked), len(t.nodes), metric)
+	if zero > 0 {
+		fmt.Fprintf(w, "; %d with 0 not listed", zero)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated;")
 	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended")
 	if len(ranked) == 0 {

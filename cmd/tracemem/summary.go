@@ -122,7 +122,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		} else {
 			tb := newTable("BYTES", "CATEGORY", "DTYPE", "SHAPE", "OP", "TENSOR", "SPAN PATH").alignRight(0)
 			for _, a := range p.PeakBreakdown[:n] {
-				tb.add(formatBytes(a.Bytes), a.Category.String(), orDash(a.DType), formatShape(a.Shape),
+				tb.add(formatBytes(a.Bytes), a.Category.String(), orDash(a.DType), formatShape(a.Shape, a.DType),
 					orDash(opName(a.OpName)), a.TensorID, t.tree.path(a.SpanID))
 			}
 			tb.write(w, "  ")
@@ -165,8 +165,13 @@ func writeFilesTable(w io.Writer, files []string, traces []*trace) {
 	tb.write(w, "  ")
 }
 
-// formatShape renders a shape as [d0,d1,...]; a scalar is [].
-func formatShape(shape []uint64) string {
+// formatShape renders a shape as [d0,d1,...]; a scalar is [], and "-"
+// stands for a shape that is not known: empty with no dtype either, as in
+// PyTorch traces.
+func formatShape(shape []uint64, dtype string) string {
+	if len(shape) == 0 && dtype == "" {
+		return "-"
+	}
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, d := range shape {
