@@ -1258,31 +1258,6 @@ func TestChromeRunDevice(t *testing.T) {
 	}
 }
 
-func ExampleReadChromeTrace() {
-	trace := `{"traceEvents": [
-  {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 100, "dur": 10},
-  {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 105.5,
-   "args": {"Addr": 4096, "Bytes": 1024, "Total Allocated": 5120, "Device Type": 1, "Device Id": 0}},
-  {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 120,
-   "args": {"Addr": 4096, "Bytes": -1024, "Total Allocated": 4096, "Device Type": 1, "Device Id": 0}}
-]}`
-	doc, err := ReadChromeTrace(strings.NewReader(trace))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, m := range doc.Memory {
-		fmt.Printf("%d ns %v %s %d B op %q span %s\n", m.TimestampNs, m.Action, m.TensorID, m.Bytes, m.OpName, m.SpanID)
-	}
-	p := AnalyzeMemory(doc)
-	fmt.Println("peak", p.Summary.PeakBytes, "on", p.Summary.PeakDevice)
-	// Output:
-	// 5500 ns alloc cuda:0#baseline 4096 B op "" span baseline
-	// 5500 ns alloc cuda:0@0x1000#0 1024 B op "aten::empty" span 0
-	// 20000 ns free cuda:0@0x1000#0 1024 B op "" span thread:0
-	// peak 5120 on cuda:0
-}
-
 // TestChromeOutOfMemory checks that an [OutOfMemory] event is no allocation
 // and no span of its own, but gives a device sample and is counted.
 func TestChromeOutOfMemory(t *testing.T) {

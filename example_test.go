@@ -135,3 +135,47 @@ func ExampleAnalyzeStream() {
 	// streaming: line 15: span_end: out of order: span "bwd" ended at 7 ns, before memory events already replayed (up to 9 ns) that changed its bytes
 	// peak 16384 B; backward left 0 B behind
 }
+
+// Keep at most 3 points per device. The 7 points are cut into windows of 4
+// (the smallest power of two w with 7 ≤ 3·w), each represented by its
+// highest point, so the peak survives exactly.
+func ExampleAnalyze() {
+	doc, err := tracemem.ReadTrace(strings.NewReader(exampleTrace))
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := tracemem.Analyze(doc, tracemem.Options{MaxTimelinePoints: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, pt := range p.Timeline {
+		fmt.Printf("%d ns %s %d B\n", pt.TimestampNs, pt.Device, pt.LiveBytes)
+	}
+	fmt.Printf("peak %d B at %d ns\n", p.Summary.PeakBytes, p.Summary.PeakTimestampNs)
+	// Output:
+	// 4 ns cuda:0 14336 B
+	// 8 ns cuda:0 16384 B
+	// peak 16384 B at 8 ns
+}
+
+// Validate tells what an analysis would work around in a document built
+// by hand: here a span id used twice and spans that are each other's
+// parent.
+func ExampleTraceDocument_Validate() {
+	doc := &tracemem.TraceDocument{
+		Schema: tracemem.SchemaV6,
+		Spans: []tracemem.Span{
+			{ID: "a", ParentID: "b", Name: "outer"},
+			{ID: "b", ParentID: "a", Name: "inner"},
+			{ID: "a", Name: "again"},
+		},
+	}
+	err := doc.Validate()
+	var cycle *tracemem.SpanCycleError
+	fmt.Println("cycle:", errors.As(err, &cycle))
+	fmt.Println(err)
+	// Output:
+	// cycle: true
+	// span "a": duplicate span id
+	// span "b": parent links form a cycle (a -> b); the link to its parent is cut
+}
