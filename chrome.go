@@ -13,6 +13,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -158,8 +159,41 @@ import (
 // values that are not numbers: ignored where the reader ignores the field,
 // an error ("not a number", "not an integer") where it needs one. They are
 // nan, inf and infinity in any case, with an optional sign, as whole words
-// outside strings.
+// outside strings. A trace with one is read twice (so that traces without
+// pay nothing for them), which needs r to be an io.Seeker, as a file is;
+// from another reader it is an error wrapping ErrInvalidJSON that says so.
 func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
+	return retryNonFinite(r, func() (*TraceDocument, error) { return readChrome(r, false) })
+}
+
+// errChromeNonFinite marks a syntax error at a non-finite number.
+var errChromeNonFinite = errors.New("not a JSON number")
+
+// retryNonFinite returns read(), unless it fails at a non-finite number
+// and r can be read again from where it was: then it reads r again as a
+// Chrome trace with those numbers replaced. Finding them needs a pass that
+// follows strings byte by byte, which made every read a third slower, so
+// only traces that have them take it.
+func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
+	s, seekable := r.(io.Seeker)
+	var start int64
+	if seekable {
+		var err error
+		start, err = s.Seek(0, io.SeekCurrent)
+		seekable = err == nil // not a pipe
+	}
+	doc, err := read()
+	if err != nil && seekable && errors.Is(err, errChromeNonFinite) {
+		if _, serr := s.Seek(start, io.SeekStart); serr == nil {
+			return readChrome(r, true)
+		}
+	}
+	return doc, err
+}
+
+// readChrome reads a Chrome trace, with non-finite numbers replaced when
+// nonFinite is set.
+func readChrome(r io.Reader, nonFinite bool) (*TraceDocument, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	src := io.Reader(br)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -170,7 +204,11 @@ func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
 		defer zr.Close()
 		src = zr
 	}
-	p := newChromeParser(nonfinite.NewReader(src))
+	if nonFinite {
+		src = nonfinite.NewReader(src)
+	}
+	p := newChromeParser(src)
+	p.nonFinite = nonFinite
 	defer p.spans.release()
 	defer p.mems.release()
 	if err := p.parse(); err != nil {
@@ -316,6 +354,8 @@ type chromeParser struct {
 
 	// per-event scratch
 	name, pid, tid, key, tmp []byte
+
+	nonFinite bool // non-finite numbers are replaced in the input
 }
 
 func newChromeParser(r io.Reader) *chromeParser {
@@ -346,12 +386,51 @@ func (p *chromeParser) syntax(err error) error {
 	msg := "invalid JSON"
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
+		if off, tok := p.nonFiniteAt(se.ByteOffset); tok != "" && !p.nonFinite {
+			return &ParseError{Offset: off, Kind: p.where(),
+				Msg: fmt.Sprintf("invalid JSON: %s is not a JSON number (older PyTorch profilers wrote such numbers); a trace with them is read from a file, or another io.Seeker", tok),
+				Err: fmt.Errorf("%w: %w: %w", ErrInvalidJSON, errChromeNonFinite, err)}
+		}
 		if se.Err != nil {
 			msg += ": " + se.Err.Error()
 		}
 		return &ParseError{Offset: se.ByteOffset, Kind: p.where(), Msg: msg, Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 	}
 	return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: msg + ": " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
+}
+
+// nonFiniteAt returns the offset and text of the non-finite number (nan,
+// inf, infinity, any case, optionally signed) at or around offset off of a
+// syntax error, if the decoder's buffer shows one there; a word cut by the
+// end of the buffer counts when it starts like one (reading again tells).
+func (p *chromeParser) nonFiniteAt(off int64) (int64, string) {
+	buf, base := p.dec.UnreadBuffer(), p.dec.InputOffset()
+	rel := off - base
+	if rel < 0 || rel > int64(len(buf)) {
+		return 0, ""
+	}
+	isLetter := func(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+	s := int(rel)
+	for s > 0 && isLetter(buf[s-1]) {
+		s--
+	}
+	w := s
+	if s > 0 && (buf[s-1] == '-' || buf[s-1] == '+') {
+		s--
+	}
+	e := w
+	for e < len(buf) && (isLetter(buf[e]) || '0' <= buf[e] && buf[e] <= '9' || buf[e] == '_' || buf[e] == '.') {
+		e++
+	}
+	word := strings.ToLower(string(buf[w:e]))
+	ok := word == "nan" || word == "inf" || word == "infinity"
+	if e == len(buf) && word != "" {
+		ok = strings.HasPrefix("nan", word) || strings.HasPrefix("infinity", word)
+	}
+	if !ok {
+		return 0, ""
+	}
+	return base + int64(s), string(buf[s:e])
 }
 
 // where names the current event, "traceEvents[i]", or "" outside events.

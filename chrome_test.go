@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -459,6 +460,57 @@ func TestChromeNonFinite(t *testing.T) {
 		}
 		if got, err := ReadTrace(strings.NewReader(in)); err != nil || got.Memory[0].Bytes != 100 {
 			t.Errorf("%s: ReadTrace: %v", c.name, err)
+		}
+	}
+
+	// Read twice: from where the reader was, gzipped or not, and from a
+	// file; a reader that cannot seek gets an error that says so.
+	in := strings.Replace(clean, `"memory bandwidth (GB/s)":0`, `"memory bandwidth (GB/s)":inf`, 1)
+	want, err := ReadChromeTrace(strings.NewReader(clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(in))
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "trace.json")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	offset := strings.NewReader("skip" + in)
+	offset.Seek(4, io.SeekStart)
+	for name, read := range map[string]func() (*TraceDocument, error){
+		"gzip":           func() (*TraceDocument, error) { return ReadChromeTrace(bytes.NewReader(gz.Bytes())) },
+		"ReadTrace gzip": func() (*TraceDocument, error) { return ReadTrace(bytes.NewReader(gz.Bytes())) },
+		"file":           func() (*TraceDocument, error) { return ReadTraceFile(path) },
+		"offset":         func() (*TraceDocument, error) { return ReadChromeTrace(offset) },
+	} {
+		doc, err := read()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if diff := cmp.Diff(want, doc); diff != "" {
+			t.Errorf("%s: (-want +got):\n%s", name, diff)
+		}
+	}
+	tok := strings.Index(in, "inf")
+	for name, read := range map[string]func() (*TraceDocument, error){
+		"ReadChromeTrace": func() (*TraceDocument, error) { return ReadChromeTrace(iotest.HalfReader(strings.NewReader(in))) },
+		"ReadTrace":       func() (*TraceDocument, error) { return ReadTrace(iotest.HalfReader(strings.NewReader(in))) },
+		"ReadTrace -inf": func() (*TraceDocument, error) {
+			return ReadTrace(iotest.HalfReader(strings.NewReader(strings.Replace(in, "inf", "-inf", 1))))
+		},
+		"ReadTrace NaN": func() (*TraceDocument, error) {
+			return ReadTrace(iotest.HalfReader(strings.NewReader(strings.Replace(in, "inf", "NaN", 1))))
+		},
+	} {
+		_, err := read()
+		var pe *ParseError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidJSON) || pe.Offset != int64(tok) ||
+			!strings.Contains(pe.Msg, " is not a JSON number") || !strings.Contains(pe.Msg, "io.Seeker") || pe.Kind != "traceEvents[0]" {
+			t.Errorf("%s from a reader that cannot seek: %v; want a *ParseError at offset %d wrapping ErrInvalidJSON that names the number and io.Seeker", name, err, tok)
 		}
 	}
 }

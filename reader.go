@@ -60,6 +60,8 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // record or the byte offset in a document (offsets count decompressed
 // bytes). Empty input gives ErrEmptyTrace, anything else that is not a
 // trace ErrUnknownFormat (both wrapped); I/O and gzip errors are wrapped.
+// A Chrome trace with non-finite numbers is read a second time when r is
+// an io.Seeker (see ReadChromeTrace).
 //
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second
@@ -86,6 +88,10 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // copying them at the end: less time and a lower memory peak on big
 // traces. A section's memory may then have up to 1/16 unused room.
 func ReadTrace(r io.Reader) (*TraceDocument, error) {
+	return retryNonFinite(r, func() (*TraceDocument, error) { return readTrace(r) })
+}
+
+func readTrace(r io.Reader) (*TraceDocument, error) {
 	size := inputSize(r)
 	src, closeSrc, err := decompress(r)
 	if err != nil {

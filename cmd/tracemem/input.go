@@ -141,7 +141,7 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 			start = at
 		}
 	}
-	t, err = analyzeFrom(src, lo, prog, true)
+	t, err = analyzeFrom(src, lo, prog, true, start)
 	if err == nil || !errors.Is(err, tracemem.ErrOutOfOrder) {
 		return t, err
 	}
@@ -152,12 +152,13 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 		return nil, err
 	}
 	prog.again(src.size - start)
-	return analyzeFrom(src, lo, prog, false)
+	return analyzeFrom(src, lo, prog, false, start)
 }
 
 // analyzeFrom reads and analyzes src from where it stands, streaming a JSONL
-// trace when stream is set.
-func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool) (t *trace, err error) {
+// trace when stream is set. start is where src started, -1 when it cannot
+// seek.
+func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start int64) (t *trace, err error) {
 	br := bufio.NewReaderSize(prog.wrap(src.r), sniffSize)
 	var r *bufio.Reader = br
 	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
@@ -195,7 +196,22 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool) (t *t
 		t.profile, t.nodes, t.tree, t.run, t.streamed = p, nodes, c.tree, c.run, true
 		return t, nil
 	}
-	doc, err := tracemem.ReadTrace(r)
+	var whole io.Reader = r
+	if seeker, ok := src.r.(io.Seeker); ok && start >= 0 {
+		// From the start, as the file itself (gzip or not), which
+		// ReadTrace can read again: it does for a Chrome trace with
+		// non-finite numbers.
+		at, err := seeker.Seek(0, io.SeekCurrent)
+		if err == nil {
+			_, err = seeker.Seek(start, io.SeekStart)
+		}
+		if err != nil {
+			return nil, &fileError{file: src.name, err: err}
+		}
+		prog.again(at - start)
+		whole = prog.wrap(src.r)
+	}
+	doc, err := tracemem.ReadTrace(whole)
 	if err != nil {
 		return nil, &fileError{file: src.name, err: err}
 	}

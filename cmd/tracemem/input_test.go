@@ -16,6 +16,7 @@ import (
 
 	"github.com/tracemem/tracemem"
 	"github.com/tracemem/tracemem/internal/gen"
+	"github.com/tracemem/tracemem/internal/txtar"
 )
 
 // writeForms writes a JSONL trace to a temporary directory as it is,
@@ -277,6 +278,55 @@ func TestOutOfOrderReadWhole(t *testing.T) {
 	}
 	got := runCmd(t, bytes.NewReader(reordered), "summary", "-")
 	wantErr := regexp.MustCompile(`^tracemem: <stdin>: line \d+: memory: out of order: timestamp_ns \d+ comes after \d+ \(such a trace can be read whole from a file, not from a pipe\)\n$`)
+	if got.code != 1 || !wantErr.MatchString(got.stderr) {
+		t.Errorf("summary of a pipe: exit %d, stderr %q; want exit 1 and an error matching %s", got.code, got.stderr, wantErr)
+	}
+}
+
+// TestChromeNonFinite: a PyTorch trace with inf in args (older Kineto
+// versions wrote it) is read from a file, gzipped or not, as the same trace
+// without it is, by reading it again with the numbers replaced; from a pipe
+// it cannot be read again, and the error says so.
+func TestChromeNonFinite(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "summary_chrome.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files := txtar.Parse(data)
+	var clean []byte
+	for _, f := range files {
+		if f.Name == "trace.jsonl" {
+			clean = f.Data
+		}
+	}
+	const from, to = `"cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20, "args": {}`, `"cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20, "args": {"bw": inf}`
+	withInf := bytes.Replace(clean, []byte(from), []byte(to), 1)
+	if bytes.Equal(withInf, clean) {
+		t.Fatal("the sample has changed: no op to put inf in")
+	}
+	dir := t.TempDir()
+	want := runCmd(t, nil, "summary", writeFile(t, dir, "clean.json", clean))
+	if want.code != 0 {
+		t.Fatalf("clean trace: exit %d: %s", want.code, want.stderr)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(withInf)
+	zw.Close()
+	for _, name := range []string{"inf.json", "inf.json.gz"} {
+		content := withInf
+		if strings.HasSuffix(name, ".gz") {
+			content = gz.Bytes()
+		}
+		path := writeFile(t, dir, name, content)
+		got := runCmd(t, nil, "summary", path)
+		gotOut := strings.ReplaceAll(got.stdout, path, filepath.Join(dir, "clean.json"))
+		if got.code != 0 || gotOut != want.stdout {
+			t.Errorf("%s: exit %d, stderr %q, output differs from the clean trace's: %s", name, got.code, got.stderr, lineDiff(want.stdout, gotOut))
+		}
+	}
+	got := runCmd(t, bytes.NewReader(withInf), "summary", "-")
+	wantErr := regexp.MustCompile(`^tracemem: <stdin>: offset \d+: traceEvents\[1\]: invalid JSON: inf is not a JSON number .*io\.Seeker\n$`)
 	if got.code != 1 || !wantErr.MatchString(got.stderr) {
 		t.Errorf("summary of a pipe: exit %d, stderr %q; want exit 1 and an error matching %s", got.code, got.stderr, wantErr)
 	}

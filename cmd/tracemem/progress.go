@@ -63,6 +63,9 @@ func (p *progress) wrap(r io.Reader) io.Reader {
 	if p == nil {
 		return r
 	}
+	if s, ok := r.(io.Seeker); ok {
+		return &progressSeeker{progressReader{r: r, p: p}, s}
+	}
 	return &progressReader{r: r, p: p}
 }
 
@@ -75,6 +78,25 @@ func (pr *progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
 	pr.p.add(int64(n))
 	return n, err
+}
+
+// progressSeeker is a progressReader that can seek: going back adds what
+// will be read again to the total.
+type progressSeeker struct {
+	progressReader
+	s io.Seeker
+}
+
+func (ps *progressSeeker) Seek(offset int64, whence int) (int64, error) {
+	at, err := ps.s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	to, err := ps.s.Seek(offset, whence)
+	if err == nil && to < at {
+		ps.p.again(at - to)
+	}
+	return to, err
 }
 
 func (p *progress) add(n int64) {

@@ -124,3 +124,29 @@ func TestRenderBar(t *testing.T) {
 		t.Errorf("formatClock = %q", got)
 	}
 }
+
+// TestProgressSeek: a wrapped reader that can seek stays one, and going
+// back adds what will be read again to the total (as ReadTrace does for a
+// Chrome trace with non-finite numbers); going forward adds nothing.
+func TestProgressSeek(t *testing.T) {
+	now := time.Unix(0, 0)
+	p := &progress{w: io.Discard, total: 100, start: now, now: func() time.Time { return now }}
+	r, ok := p.wrap(bytes.NewReader(make([]byte, 100))).(io.ReadSeeker)
+	if !ok {
+		t.Fatal("wrap of a bytes.Reader cannot seek")
+	}
+	io.CopyN(io.Discard, r, 60)
+	if _, err := r.Seek(10, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	r.Seek(20, io.SeekCurrent)
+	if p.total != 150 || p.read.Load() != 60 {
+		t.Errorf("total %d, read %d after reading 60 B and going back to 10; want 150 and 60", p.total, p.read.Load())
+	}
+	if _, ok := p.wrap(strings.NewReader("x")).(io.Seeker); !ok {
+		t.Error("wrap of a strings.Reader cannot seek")
+	}
+	if _, ok := p.wrap(io.MultiReader()).(io.Seeker); ok {
+		t.Error("wrap of a reader that cannot seek claims to")
+	}
+}
