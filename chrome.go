@@ -13,7 +13,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -399,38 +398,18 @@ func (p *chromeParser) syntax(err error) error {
 	return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: msg + ": " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 }
 
-// nonFiniteAt returns the offset and text of the non-finite number (nan,
-// inf, infinity, any case, optionally signed) at or around offset off of a
-// syntax error, if the decoder's buffer shows one there; a word cut by the
-// end of the buffer counts when it starts like one (reading again tells).
+// nonFiniteAt returns the offset and text of the non-finite number around
+// offset off of a syntax error, if the decoder's buffer shows one there.
 func (p *chromeParser) nonFiniteAt(off int64) (int64, string) {
 	buf, base := p.dec.UnreadBuffer(), p.dec.InputOffset()
-	rel := off - base
-	if rel < 0 || rel > int64(len(buf)) {
+	if off < base || off-base > int64(len(buf)) {
 		return 0, ""
 	}
-	isLetter := func(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
-	s := int(rel)
-	for s > 0 && isLetter(buf[s-1]) {
-		s--
-	}
-	w := s
-	if s > 0 && (buf[s-1] == '-' || buf[s-1] == '+') {
-		s--
-	}
-	e := w
-	for e < len(buf) && (isLetter(buf[e]) || '0' <= buf[e] && buf[e] <= '9' || buf[e] == '_' || buf[e] == '.') {
-		e++
-	}
-	word := strings.ToLower(string(buf[w:e]))
-	ok := word == "nan" || word == "inf" || word == "infinity"
-	if e == len(buf) && word != "" {
-		ok = strings.HasPrefix("nan", word) || strings.HasPrefix("infinity", word)
-	}
+	start, end, ok := nonfinite.At(buf, int(off-base))
 	if !ok {
 		return 0, ""
 	}
-	return base + int64(s), string(buf[s:e])
+	return base + int64(start), string(buf[start:end])
 }
 
 // where names the current event, "traceEvents[i]", or "" outside events.

@@ -205,6 +205,43 @@ func isWordByte(c byte) bool {
 	return isLetter(c) || '0' <= c && c <= '9' || c == '_' || c == '.'
 }
 
+// At reports whether b holds a non-finite number around b[i], as a decoder
+// that stops at one points into it (at its sign, its first letter, or the
+// letter that no longer fits null or a number): the word of letters, digits,
+// '_' and '.' that holds b[i] (or ends right before it), with the sign right
+// before it, is one, and [start, end) is where. A word that runs to the end
+// of b counts when it starts like one, since b may be cut there. Strings
+// are not told apart: the caller knows b[i] is outside them.
+func At(b []byte, i int) (start, end int, ok bool) {
+	if i < 0 || i > len(b) {
+		return 0, 0, false
+	}
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		i++
+	}
+	w := i
+	for w > 0 && isWordByte(b[w-1]) {
+		w--
+	}
+	e := i
+	for e < len(b) && isWordByte(b[e]) {
+		e++
+	}
+	start = w
+	if w > 0 && (b[w-1] == '-' || b[w-1] == '+') {
+		start--
+	}
+	word := b[w:e]
+	if e == len(b) && len(word) > 0 && len(word) <= maxWord {
+		return start, e, hasPrefixFold("infinity", word) || hasPrefixFold("nan", word)
+	}
+	return start, e, isToken(word)
+}
+
+func hasPrefixFold(lower string, w []byte) bool {
+	return len(w) <= len(lower) && equalFold(w, lower[:len(w)])
+}
+
 // isToken reports whether w is nan, inf or infinity, in any case.
 func isToken(w []byte) bool {
 	switch len(w) {

@@ -204,6 +204,32 @@ func TestReaderErr(t *testing.T) {
 	}
 }
 
+func TestAt(t *testing.T) {
+	for _, tc := range []struct {
+		b          string
+		i          int
+		start, end int
+		ok         bool
+		why        string
+	}{
+		{`: inf,`, 2, 2, 5, true, "at the first letter"},
+		{`: nan}`, 3, 2, 5, true, "at the letter after n, where null no longer fits"},
+		{`:-inf]`, 2, 1, 5, true, "after the sign, where a number no longer fits"},
+		{`:-Infinity`, 1, 1, 10, true, "at the sign"},
+		{`: NaN `, 2, 2, 5, true, "any case"},
+		{`: infx`, 2, 2, 6, false, "a longer word"},
+		{`: null`, 3, 2, 6, false, "null"},
+		{`: In`, 2, 2, 4, true, "cut by the end of the buffer, starting like Infinity"},
+		{`: Ix`, 2, 2, 4, false, "cut by the end, not starting like one"},
+		{`: inf`, 9, 0, 0, false, "out of range"},
+	} {
+		start, end, ok := At([]byte(tc.b), tc.i)
+		if ok != tc.ok || ok && (start != tc.start || end != tc.end) {
+			t.Errorf("At(%q, %d) = %d, %d, %v; want %d, %d, %v: %s", tc.b, tc.i, start, end, ok, tc.start, tc.end, tc.ok, tc.why)
+		}
+	}
+}
+
 func FuzzReader(f *testing.F) {
 	for _, s := range []string{`[NaN,-inf,"nan\"inf",Infinity]`, `"\\"nan`, `-`, `nanx`, `{"a":+INF}`} {
 		f.Add([]byte(s), uint16(3))
