@@ -145,7 +145,7 @@ func checkInvariants(t *testing.T, doc *TraceDocument, p *MemoryProfile) {
 // the peak: those freed (as unmatched frees) after the event that first
 // reached the peak.
 func preexistingLiveAt(doc *TraceDocument, p *MemoryProfile) uint64 {
-	if p.Summary.PeakDevice == "" {
+	if len(p.ByDevice) == 0 { // no memory events (a device may be named "")
 		return 0
 	}
 	evs, liveAfter := refReplay(refSorted(doc))

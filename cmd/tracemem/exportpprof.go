@@ -44,7 +44,7 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:            1,
 	}
-	if s.PeakDevice != "" {
+	if hasMemory(p) {
 		prof.Comments = []string{fmt.Sprintf("tracemem: memory live on %s at the global peak, %d ns after the trace start: %d bytes",
 			s.PeakDevice, s.PeakTimestampNs, s.PeakBytes)}
 	}

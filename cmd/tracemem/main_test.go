@@ -192,3 +192,29 @@ func lineDiff(want, got string) string {
 	}
 	return "(no line differs)"
 }
+
+// TestDeviceNamedEmpty: a device may be named "" (the reader accepts it);
+// its trace has memory events, and a peak on it is a peak, shown as "-",
+// not "none (no memory events)".
+func TestDeviceNamedEmpty(t *testing.T) {
+	trace := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"","timing_mode":"host","tags":{}}
+{"kind":"memory","timestamp_ns":5,"tensor_id":"a","span_id":"","device":"","bytes":4096,"action":"alloc","shape":[1024],"dtype":"f32","category":"activation"}
+`
+	path := writeFile(t, t.TempDir(), "trace.jsonl", []byte(trace))
+	got := runCmd(t, nil, "summary", path)
+	if got.code != 0 || strings.Contains(got.stdout, "no memory events") || !strings.Contains(got.stdout, "Peak: 4.00 KiB (4096 bytes) on - at") ||
+		!strings.Contains(got.stdout, "of 1 live on -") {
+		t.Errorf("summary: exit %d, stderr %q, stdout:\n%s\nwant the peak of 4096 bytes on -, and its allocation", got.code, got.stderr, got.stdout)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	if got := runCmd(t, nil, "report", "-o", out, path); got.code != 0 {
+		t.Fatalf("report: exit %d: %s", got.code, got.stderr)
+	}
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(html), "no memory events") || !strings.Contains(string(html), "4096 bytes) on - at") {
+		t.Errorf("report: no peak on the device named \"\"")
+	}
+}

@@ -98,10 +98,10 @@ func writeReport(w io.Writer, t *trace) error {
 
 	b.WriteString("<h2>Summary</h2>\n<table>\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>\n", esc(k), esc(v)) }
-	if s.PeakDevice == "" {
+	if !hasMemory(p) {
 		row("Peak", "none (no memory events)")
 	} else {
-		row("Peak", fmt.Sprintf("%s (%d bytes) on %s at %s ms", formatBytes(s.PeakBytes), s.PeakBytes, s.PeakDevice, formatMs(s.PeakTimestampNs)))
+		row("Peak", fmt.Sprintf("%s (%d bytes) on %s at %s ms", formatBytes(s.PeakBytes), s.PeakBytes, orDash(s.PeakDevice), formatMs(s.PeakTimestampNs)))
 		var cats []string
 		for c, v := range s.PeakByCategory.All() {
 			if v > 0 {
@@ -125,13 +125,13 @@ func writeReport(w io.Writer, t *trace) error {
 			capacity = formatBytes(d.CapacityBytes)
 		}
 		fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%d</td><td class=\"n\">%d</td></tr>\n",
-			esc(d.Device), capacity, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs), d.AllocCount, d.FreeCount)
+			esc(orDash(d.Device)), capacity, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs), d.AllocCount, d.FreeCount)
 	}
 	b.WriteString("</table>\n")
 
-	if s.PeakDevice != "" {
+	if hasMemory(p) {
 		n := min(reportTopAllocations, len(p.PeakBreakdown))
-		fmt.Fprintf(&b, "<h2>Top %d allocations at the peak (of %d live on %s)</h2>\n", n, len(p.PeakBreakdown), esc(s.PeakDevice))
+		fmt.Fprintf(&b, "<h2>Top %d allocations at the peak (of %d live on %s)</h2>\n", n, len(p.PeakBreakdown), esc(orDash(s.PeakDevice)))
 		b.WriteString("<table>\n<tr><th class=\"n\">bytes</th><th>category</th><th>dtype</th><th>shape</th><th>op</th><th>tensor</th><th>span path</th></tr>\n")
 		for _, a := range p.PeakBreakdown[:n] {
 			fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
@@ -192,7 +192,7 @@ func writeDeviceChart(b *strings.Builder, p *tracemem.MemoryProfile, d tracemem.
 	x := func(ns uint64) float64 { return chartLeft + plotW*float64(ns)/float64(tAxis.maxNs) }
 	y := func(v uint64) float64 { return chartTop + plotH - plotH*float64(v)/yAxis.maxBytes }
 
-	caption := fmt.Sprintf("%s: peak %s at %s ms", d.Device, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs))
+	caption := fmt.Sprintf("%s: peak %s at %s ms", orDash(d.Device), formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs))
 	switch {
 	case d.CapacityBytes == 0:
 		caption += ", capacity unknown"
@@ -203,7 +203,7 @@ func writeDeviceChart(b *strings.Builder, p *tracemem.MemoryProfile, d tracemem.
 	}
 	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n", esc(caption))
 	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\" data-device=\"%s\">\n<title>%s</title>\n",
-		chartW, chartH, chartW, chartH, esc(d.Device), esc("memory timeline of "+d.Device))
+		chartW, chartH, chartW, chartH, esc(orDash(d.Device)), esc("memory timeline of "+orDash(d.Device)))
 	fmt.Fprintf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n", chartLeft, chartTop, plotW, plotH)
 
 	// Grid and axes.

@@ -95,16 +95,16 @@ func writeSummary(w io.Writer, t *trace, top int) {
 			if d.CapacityBytes > 0 {
 				capacity = formatBytes(d.CapacityBytes)
 			}
-			tb.add(d.Device, capacity, formatBytes(d.PeakBytes), formatPercent(d.PeakBytes, d.CapacityBytes),
+			tb.add(orDash(d.Device), capacity, formatBytes(d.PeakBytes), formatPercent(d.PeakBytes, d.CapacityBytes),
 				formatMs(d.PeakTimestampNs), fmt.Sprint(d.AllocCount), fmt.Sprint(d.FreeCount))
 		}
 		tb.write(w, "  ")
 	}
 
-	if s.PeakDevice == "" {
+	if !hasMemory(t.profile) {
 		fmt.Fprintln(w, "\nPeak: none (no memory events)")
 	} else {
-		peakDev := printable(s.PeakDevice)
+		peakDev := printable(orDash(s.PeakDevice))
 		fmt.Fprintf(w, "\nPeak: %s (%d bytes) on %s at %s ms\n", formatBytes(s.PeakBytes), s.PeakBytes, peakDev, formatMs(s.PeakTimestampNs))
 		fmt.Fprintf(w, "\nPeak by category (%s at the peak)\n", peakDev)
 		tb := newTable("CATEGORY", "BYTES", "SHARE").alignRight(1, 2)
@@ -141,7 +141,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 func writeFilesTable(w io.Writer, files []string, traces []*trace) {
 	best := -1
 	for i, t := range traces {
-		if t != nil && t.profile.Summary.PeakDevice != "" &&
+		if t != nil && hasMemory(t.profile) &&
 			(best < 0 || t.profile.Summary.PeakBytes > traces[best].profile.Summary.PeakBytes) {
 			best = i
 		}
@@ -190,6 +190,10 @@ func opName(p *string) string {
 	}
 	return *p
 }
+
+// hasMemory reports whether the trace had memory events: its peak device
+// may be named "".
+func hasMemory(p *tracemem.MemoryProfile) bool { return len(p.ByDevice) > 0 }
 
 func orDash(s string) string {
 	if s == "" {
