@@ -262,13 +262,9 @@ func TestAutogradAcrossDevices(t *testing.T) {
 				t.Errorf("%s: autograd_retained_bytes = %d, want %d", tc.reason, got, tc.want)
 			}
 			a := NewAnalyzer(Options{})
-			for i := range doc.Spans {
-				if err := a.AddSpan(&doc.Spans[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for i := range tc.mem {
-				if err := a.Add(&tc.mem[i]); err != nil {
+			mem := feed(t, a, doc)
+			for i := range mem {
+				if err := a.Add(&mem[i]); err != nil {
 					t.Fatal(err)
 				}
 			}
