@@ -25,7 +25,7 @@ import (
 // lists the documents refused. The document form can equally be written
 // with encoding/json or json v2 directly.
 func (doc *TraceDocument) WriteJSON(w io.Writer) error {
-	if err := checkWritable(doc, "write json"); err != nil {
+	if _, err := checkWritable(doc, "write json"); err != nil {
 		return err
 	}
 	if doc.Schema == "" {
@@ -38,23 +38,24 @@ func (doc *TraceDocument) WriteJSON(w io.Writer) error {
 
 // checkWritable returns an error for a document that the readers would
 // refuse however it is written: an unsupported schema, a span id used
-// twice, a span not closed that has a duration.
-func checkWritable(doc *TraceDocument, op string) error {
+// twice, a span not closed that has a duration. Else it returns the index
+// of each span id.
+func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 	if doc.Schema != "" && doc.Schema != SchemaV6 && doc.Schema != SchemaV7 {
-		return fmt.Errorf("%s: meta: schema: %w %q (want %s or %s)", op, ErrUnsupportedSchema, doc.Schema, SchemaV6, SchemaV7)
+		return nil, fmt.Errorf("%s: meta: schema: %w %q (want %s or %s)", op, ErrUnsupportedSchema, doc.Schema, SchemaV6, SchemaV7)
 	}
-	seen := make(map[string]struct{}, len(doc.Spans))
+	index := make(map[string]int, len(doc.Spans))
 	for i := range doc.Spans {
 		s := &doc.Spans[i]
-		if _, dup := seen[s.ID]; dup {
-			return fmt.Errorf("%s: spans[%d]: id: duplicate span id %q", op, i, s.ID)
+		if _, dup := index[s.ID]; dup {
+			return nil, fmt.Errorf("%s: spans[%d]: id: duplicate span id %q", op, i, s.ID)
 		}
-		seen[s.ID] = struct{}{}
+		index[s.ID] = i
 		if !s.Closed && s.DurationNs != 0 {
-			return fmt.Errorf("%s: spans[%d]: duration_ns: %d for span %q, which is not closed (want 0)", op, i, s.DurationNs, s.ID)
+			return nil, fmt.Errorf("%s: spans[%d]: duration_ns: %d for span %q, which is not closed (want 0)", op, i, s.DurationNs, s.ID)
 		}
 	}
-	return nil
+	return index, nil
 }
 
 // WriteJSONL writes doc as a candle-graph JSONL stream: a meta record (the
@@ -84,14 +85,15 @@ func checkWritable(doc *TraceDocument, op string) error {
 // candle-graph/trace/6 or /7, a span id used twice, a span not closed with
 // a DurationNs), before writing anything for the latter.
 func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
-	if err := checkWritable(doc, "write jsonl"); err != nil {
+	index, err := checkWritable(doc, "write jsonl")
+	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	e := &jsonlWriter{w: bw, b: make([]byte, 0, 512)}
 	e.meta(doc)
 
-	starts, ends, startAt := spanOrder(doc)
+	starts, ends, startAt := spanOrder(doc, index)
 	var si, ei, oi, mi, di int
 	for e.err == nil {
 		// pick the stream whose head is earliest; ties go to the lower stream
@@ -160,17 +162,15 @@ func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
 // or memory record that names it, or a child span, comes earlier, since a
 // streaming reader needs a span_start before the records that name the
 // span. At equal times parents come before children (depth), then ids.
-func spanOrder(doc *TraceDocument) (starts, ends []int, at []uint64) {
+func spanOrder(doc *TraceDocument, index map[string]int) (starts, ends []int, at []uint64) {
 	spans := doc.Spans
 	// Depths in one pass over the spans ordered parents first, parent
 	// cycles cut as the analyses cut them (span ids are unique:
-	// checkWritable).
+	// checkWritable, which made index).
 	depth := make([]int, len(spans))
 	at = make([]uint64, len(spans))
-	index := make(map[string]int, len(spans))
 	for i := range spans {
 		at[i] = spans[i].StartNs
-		index[spans[i].ID] = i
 	}
 	ordered := orderSpans(spans)
 	for _, o := range ordered {
