@@ -275,6 +275,77 @@ func TestAutogradAcrossDevices(t *testing.T) {
 	}
 }
 
+// TestSaturationEdges: sums that reach 2⁶⁴ saturate (rule 2) in the
+// figures the random traces never bring that far.
+func TestSaturationEdges(t *testing.T) {
+	top := uint64(math.MaxInt64)
+	t.Run("preexisting_bytes", func(t *testing.T) {
+		// Three devices' pools of 2⁶³−1 each: every device within the exact
+		// range, the total past 2⁶⁴.
+		doc := &TraceDocument{Memory: []MemoryEvent{
+			{TimestampNs: 1, TensorID: "a", Device: "d0", Bytes: top, Action: ActionFree},
+			{TimestampNs: 2, TensorID: "b", Device: "d1", Bytes: top, Action: ActionFree},
+			{TimestampNs: 3, TensorID: "c", Device: "d2", Bytes: top, Action: ActionFree},
+		}}
+		if got := AnalyzeMemory(doc).Summary.PreexistingBytes; got != math.MaxUint64 {
+			t.Errorf("preexisting_bytes = %d, want %d (saturated)", got, uint64(math.MaxUint64))
+		}
+	})
+	t.Run("pool", func(t *testing.T) {
+		// One device's pool past 2⁶³: no longer exact, but saturated, and
+		// each point's categories still sum to its live bytes.
+		doc := &TraceDocument{Memory: []MemoryEvent{
+			{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: top + 1, Action: ActionFree},
+			{TimestampNs: 2, TensorID: "b", Device: "d", Bytes: top + 1, Action: ActionFree},
+		}}
+		p := AnalyzeMemory(doc)
+		if p.Summary.PeakBytes < top {
+			t.Errorf("peak %d: the pool wrapped", p.Summary.PeakBytes)
+		}
+		checkInvariants(t, doc, p)
+	})
+	t.Run("used+free", func(t *testing.T) {
+		doc := &TraceDocument{
+			DeviceMemory: []DeviceMemorySample{{Device: "d", UsedBytes: top + 1, FreeBytes: top + 1}},
+			Memory:       []MemoryEvent{{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: 100}},
+		}
+		p := AnalyzeMemory(doc)
+		if got := p.ByDevice[0].CapacityBytes; got != math.MaxUint64 {
+			t.Errorf("capacity from used + free of 2⁶³ each = %d, want %d (saturated)", got, uint64(math.MaxUint64))
+		}
+	})
+}
+
+// TestInvalidCategory: a category just past the last is an error, not a
+// panic (Analyze's doc promises an error for one out of range).
+func TestInvalidCategory(t *testing.T) {
+	for _, c := range []Category{NumCategories, NumCategories + 1, 255} {
+		doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "a", Device: "d", Bytes: 1, Category: c}}}
+		if _, err := Analyze(doc, Options{}); err == nil || !strings.Contains(err.Error(), "invalid category") {
+			t.Errorf("category %d: error %v, want invalid category", c, err)
+		}
+	}
+}
+
+// TestDuplicateSpanStep: with a span id used twice (a hand-built document;
+// ReadTrace refuses one), the first span decides the step, as it decides
+// everything else.
+func TestDuplicateSpanStep(t *testing.T) {
+	doc := &TraceDocument{
+		Spans: []Span{{ID: "b", Step: StepForward}, {ID: "a"}, {ID: "b", Step: StepBackward}}, // not in id order
+		Memory: []MemoryEvent{
+			{TimestampNs: 0, TensorID: "x", SpanID: "a", Device: "d", Bytes: 100, Category: CategoryActivation},
+			{TimestampNs: 1, TensorID: "g", SpanID: "b", Device: "d", Bytes: 10, Category: CategoryGradient},
+		},
+	}
+	if got := AnalyzeMemory(doc).Summary.AutogradRetainedBytes; got != 0 {
+		t.Errorf("autograd_retained_bytes = %d, want 0: the first span b is forward", got)
+	}
+	if diff := cmp.Diff(refAnalyze(doc, Options{}), AnalyzeMemory(doc)); diff != "" {
+		t.Errorf("differs from the reference (-want +got):\n%s", diff)
+	}
+}
+
 // TestAddCopiesEvent: Add keeps a copy of the event, so a caller that
 // reuses its MemoryEvent (as a decoder does) does not change the profile.
 func TestAddCopiesEvent(t *testing.T) {

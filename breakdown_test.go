@@ -126,3 +126,22 @@ func TestBreakdownRadixMatchesComparison(t *testing.T) {
 		t.Fatalf("the profile differs (-comparison +radix):\n%s", diff)
 	}
 }
+
+// TestBreakdownSharesOpNames: entries of one breakdown with the same op
+// name share the pointer, as LiveAllocation.OpName says; entries without
+// one have nil.
+func TestBreakdownSharesOpNames(t *testing.T) {
+	doc := &TraceDocument{Memory: []MemoryEvent{
+		{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: 300, OpName: "x"},
+		{TimestampNs: 2, TensorID: "b", Device: "d", Bytes: 200, OpName: "y"},
+		{TimestampNs: 3, TensorID: "c", Device: "d", Bytes: 100, OpName: "x"},
+		{TimestampNs: 4, TensorID: "e", Device: "d", Bytes: 50},
+	}}
+	bd := AnalyzeMemory(doc).PeakBreakdown
+	if len(bd) != 4 || bd[0].OpName == nil || bd[2].OpName == nil || bd[1].OpName == nil {
+		t.Fatalf("breakdown %+v, want a, b, c with op names, then e", bd)
+	}
+	if bd[0].OpName != bd[2].OpName || *bd[0].OpName != "x" || *bd[1].OpName != "y" || bd[3].OpName != nil {
+		t.Errorf("op names %v %v %v %v: want the two x entries to share one pointer, e none", bd[0].OpName, bd[1].OpName, bd[2].OpName, bd[3].OpName)
+	}
+}
