@@ -5,7 +5,9 @@ package tracemem
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -143,6 +145,11 @@ func TestValidateReportsDuplicatesAndBadEvents(t *testing.T) {
 	var se *SpanError
 	if !errors.As(errs[0], &se) || se.SpanID != "a" {
 		t.Errorf("first problem = %v, want a *SpanError for span a", errs[0])
+	}
+	for _, c := range []Category{NumCategories, 255} {
+		if err := (&TraceDocument{Memory: []MemoryEvent{{Category: c}}}).Validate(); err == nil || !strings.Contains(err.Error(), "invalid category") {
+			t.Errorf("Validate of category %d = %v, want it named invalid", c, err)
+		}
 	}
 	cycle := &TraceDocument{Spans: []Span{{ID: "a", ParentID: "b"}, {ID: "b", ParentID: "a"}}}
 	if err := cycle.Validate(); err == nil || err.Error() != `span "b": parent links form a cycle (a -> b); the link to its parent is cut` {
@@ -356,5 +363,31 @@ func TestNodeMetricsOpNodeIDs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mapped ids replace the default, unmapped keep it, ops of unknown spans still get a node (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodeMetricsEdges: a span ending past 2⁶⁴ ns ends with the trace, not
+// at its wrapped end; a span without a parent is a root even when a span
+// has the id "" (an absent parent_id is "").
+func TestNodeMetricsEdges(t *testing.T) {
+	late := &TraceDocument{
+		Spans:  []Span{{ID: "s", StartNs: math.MaxUint64, Closed: true, DurationNs: 1}},
+		Memory: []MemoryEvent{{TimestampNs: 5, TensorID: "t", SpanID: "s", Device: "d", Bytes: 64}},
+	}
+	if got := NodeMemoryMetrics(late, nil)["s"].ResidualBytes; got != 64 {
+		t.Errorf("span ending past 2⁶⁴: residual %d, want 64 (its end saturates, after every event)", got)
+	}
+	empty := &TraceDocument{
+		Spans:  []Span{{ID: ""}, {ID: "c"}},
+		Memory: []MemoryEvent{{TimestampNs: 1, TensorID: "t", SpanID: "c", Device: "d", Bytes: 64}},
+	}
+	m := NodeMemoryMetrics(empty, nil)
+	if m[""].PeakBytes != 0 || m["c"].PeakBytes != 64 {
+		t.Errorf("span \"\" peak %d, c peak %d; want 0 and 64: c has no parent", m[""].PeakBytes, m["c"].PeakBytes)
+	}
+	for _, doc := range []*TraceDocument{late, empty} {
+		if diff := cmp.Diff(refNodeMetrics(doc, nil), NodeMemoryMetrics(doc, nil)); diff != "" {
+			t.Errorf("differs from the reference (-want +got):\n%s", diff)
+		}
 	}
 }

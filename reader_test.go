@@ -227,6 +227,10 @@ func TestReadTraceErrors(t *testing.T) {
 		{"not json, invalid JSON", "input that is not JSON wraps ErrInvalidJSON too, as errors.go says", "hello world\n", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
 		{"bad first object", "a syntax error in the first object, before the format is known", `{"schema":"candle-graph/trace/6", oops}`, `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
 		{"unknown object", "an object that is no trace", `{"foo":1}`, `not a trace`, ErrUnknownFormat, 1},
+		{"schema only", "an object with only schema is a document (and then lacks run)", `{"schema":"candle-graph/trace/6"}`, `^offset 0: run: missing required field`, nil, 0},
+		{"edges only", "edges is a document key", `{"edges":[]}`, `^offset 0: schema: missing required field`, nil, 0},
+		{"half a gzip magic", "gzip is told by both magic bytes", "\x1f{}", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
+		{"truncated first object", "input cut inside its first object is truncated, not empty", `{"schema": "x"`, `^line 1: truncated input`, nil, 1},
 		{"number", "a trace is an object or an array; the line is that of the value", "\n42 17\n", `^line 2: not a trace: want a JSON object or array, got 42$`, ErrUnknownFormat, 2},
 		{"string", "a trace is an object or an array", `"abc"`, `^line 1: not a trace: want a JSON object or array, got string "abc"$`, ErrUnknownFormat, 1},
 		{"null", "null is JSON, but not a trace", "null", `^line 1: not a trace: want a JSON object or array, got null$`, ErrUnknownFormat, 1},
@@ -602,6 +606,29 @@ func TestReadTraceInterned(t *testing.T) {
 	}
 	if &a.Shape[0] != &b.Shape[0] {
 		t.Error("equal shapes are not shared")
+	}
+}
+
+// TestReadTraceInternedEscapes: interning goes by the decoded string. A
+// raw value that reads like an escape (`a\\u0041`, the text a\u0041) and
+// one with the escape (`a\u0041`, the text aA) are two strings; the raw
+// form of one is never taken for the other.
+func TestReadTraceInternedEscapes(t *testing.T) {
+	rec := func(ts int, id, dev string) string {
+		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":%q,"span_id":"","device":"%s","bytes":64,"action":"alloc","shape":[16],"dtype":"f32","category":"activation"}`, ts, id, dev)
+	}
+	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}}`
+	for _, order := range [][2]string{{`a\\u0041`, `a\u0041`}, {`a\u0041`, `a\\u0041`}} {
+		doc, err := ReadTrace(strings.NewReader(meta + "\n" + rec(1, "t1", order[0]) + "\n" + rec(2, "t2", order[1]) + "\n" + rec(3, "t3", order[0]) + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{`a\\u0041`: `a\u0041`, `a\u0041`: "aA"}
+		for i, raw := range []string{order[0], order[1], order[0]} {
+			if got := doc.Memory[i].Device; got != want[raw] {
+				t.Errorf("order %q: record %d device %q, want %q", order, i, got, want[raw])
+			}
+		}
 	}
 }
 

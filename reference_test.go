@@ -351,7 +351,7 @@ func refNodeMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]N
 		if op.Output != "" {
 			k := len(sorted) - 1
 			if s, ok := byID[op.SpanID]; ok {
-				k = lastAt(s.StartNs+s.DurationNs, s.Closed)
+				k = lastAt(addSat(s.StartNs, s.DurationNs), s.Closed)
 			}
 			if k >= 0 {
 				for _, a := range liveAfter[k] {
@@ -378,7 +378,7 @@ func refNodeMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]N
 		for k := range sorted {
 			m.PeakBytes = max(m.PeakBytes, subtreeLive(id, k))
 		}
-		m.ResidualBytes = subtreeLive(id, lastAt(s.StartNs+s.DurationNs, s.Closed))
+		m.ResidualBytes = subtreeLive(id, lastAt(addSat(s.StartNs, s.DurationNs), s.Closed))
 		out[id] = m
 	}
 	return out

@@ -250,6 +250,12 @@ func TestStreamOrder(t *testing.T) {
 			[]string{span("s", "", ""), span("o", "", ""), mem(10, "alloc", "a", "s", "activation"), mem(20, "alloc", "b", "o", "activation"), end("s", 10)}, ""},
 		{"end-output-allocated-at-end", "an op's output allocated at the span's end time is live at the end",
 			[]string{span("s", "", ""), span("o", "", ""), op("s", "a"), mem(10, "alloc", "a", "o", "activation"), mem(20, "alloc", "b", "o", "activation"), end("s", 10)}, ""},
+		{"op-output-allocated-at-end", "an op after its span's end, whose output was allocated at the end time, before later events",
+			[]string{span("s", "", ""), span("o", "", ""), end("s", 10), mem(10, "alloc", "a", "o", "activation"), mem(20, "alloc", "b", "o", "activation"), op("s", "a")}, ""},
+		{"op-output-freed-at-end", "an op after its span's end whose output was freed at the end time, with nothing replayed after it",
+			[]string{span("s", "", ""), end("s", 10), mem(1, "alloc", "a", "s", "activation"), mem(10, "free", "a", "s", "activation"), op("s", "a")}, ""},
+		{"op-output-allocated-after-end", "an op after its span's end, whose output is allocated later still: not live at the end",
+			[]string{span("s", "", ""), span("o", "", ""), end("s", 10), mem(11, "alloc", "x", "o", "activation"), op("s", "a"), mem(12, "alloc", "a", "o", "activation")}, ""},
 		{"end-after-output-freed", "the output of the span's op was freed after the end",
 			[]string{span("s", "", ""), span("o", "", ""), op("s", "a"), mem(5, "alloc", "a", "o", "activation"), mem(20, "free", "a", "o", "activation"), end("s", 10)},
 			`line 7: span_end: out of order: span "s" ended at 10 ns, before memory events already replayed (up to 20 ns) that may have changed its op's output "a"`},
@@ -566,4 +572,21 @@ func FuzzAnalyzeStream(f *testing.F) {
 		}
 		checkStreamAgrees(t, data, opts)
 	})
+}
+
+// TestStreamDocumentSkipNodeMetrics: a document-form input is replayed
+// whole, and with SkipNodeMetrics its node metrics are nil, as for JSONL.
+func TestStreamDocumentSkipNodeMetrics(t *testing.T) {
+	doc := genDoc(t, gen.Config{Seed: 3, MemoryEvents: 200})
+	var b bytes.Buffer
+	if err := doc.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	p, nodes, err := AnalyzeStream(bytes.NewReader(b.Bytes()), Options{SkipNodeMetrics: true})
+	if err != nil || nodes != nil || p == nil {
+		t.Fatalf("document form with SkipNodeMetrics: profile %v, nodes %v, error %v; want a profile and nil nodes", p != nil, nodes, err)
+	}
+	if _, nodes, _ := AnalyzeStream(bytes.NewReader(b.Bytes()), Options{}); len(nodes) == 0 {
+		t.Error("document form without SkipNodeMetrics: no node metrics")
+	}
 }
