@@ -69,10 +69,9 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 // time of the first op, memory record or child span that names the span,
 // when that is earlier, so that a streaming reader meets the span_start
 // first) and span_end at start_ns + duration_ns (only for closed spans); at
-// equal times a
-// span_start comes first (parents before children), then ops, memory events
-// and samples, and span_end records last (children before parents), so
-// events at a span's end time fall inside it. Optional fields that are
+// equal times a span_start comes first (parents before children), then ops,
+// memory events and samples, and span_end records last (children before
+// parents), so events at a span's end time fall inside it. Optional fields that are
 // absent (empty strings, nil pointers, StepNone) are left out.
 //
 // Reading the output with ReadTrace gives back an equal document, provided
