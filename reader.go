@@ -180,7 +180,7 @@ func readDecoded(r io.Reader, size int64) (*TraceDocument, error) {
 	case formatDocument:
 		return readDocument(src)
 	default:
-		return ReadChromeTrace(src)
+		return readChrome(src, false) // ReadTrace retries it when r can seek
 	}
 }
 

@@ -179,9 +179,9 @@ func spanOrder(doc *TraceDocument, index map[string]int) (starts, ends []int, at
 	}
 	// Records naming a span before it starts; runs of one span, the common
 	// case, are looked up once.
-	lastID, last := "", -1
+	lastID, last := "", -1 // -1: none looked up yet; -2: not a span
 	early := func(id string, ts uint64) {
-		if id != lastID || last < 0 {
+		if id != lastID || last == -1 {
 			i, ok := index[id]
 			if !ok {
 				i = -2

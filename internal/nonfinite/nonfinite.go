@@ -34,16 +34,12 @@ type Reader struct {
 	inStr, esc       bool // at done: inside a string; the next byte escaped
 	inWord           bool // at done: inside a word too long to be a token
 	err              error
-	replaced         int64
 }
 
 // NewReader returns a Reader of r.
 func NewReader(r io.Reader) *Reader {
 	return &Reader{r: r, buf: make([]byte, bufSize)}
 }
-
-// Replaced returns how many tokens the Reader has replaced so far.
-func (f *Reader) Replaced() int64 { return f.replaced }
 
 // Read implements io.Reader.
 func (f *Reader) Read(p []byte) (int, error) {
@@ -153,7 +149,6 @@ func (f *Reader) process(atEOF bool) {
 			for j := i + 2; j < k; j++ {
 				b[j] = ' '
 			}
-			f.replaced++
 		}
 		i = k
 	}

@@ -183,16 +183,6 @@ func TestReaderValid(t *testing.T) {
 	}
 }
 
-func TestReplaced(t *testing.T) {
-	f := NewReader(strings.NewReader(`[nan,"inf",-Infinity,null]`))
-	if _, err := io.ReadAll(f); err != nil {
-		t.Fatal(err)
-	}
-	if f.Replaced() != 2 {
-		t.Fatalf("Replaced() = %d, want 2", f.Replaced())
-	}
-}
-
 // TestReaderErr: an error of the source comes after the bytes read before
 // it, decided as at the end of input.
 func TestReaderErr(t *testing.T) {
