@@ -68,6 +68,7 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // exact while every allocation, and a device's live and pre-existing bytes,
 // stay below 2⁶³ (8 EiB), and are no longer exact beyond.
 //
+// The zero Analyzer is ready to use, with the zero Options (the defaults).
 // An Analyzer is not safe for concurrent use.
 type Analyzer struct {
 	opts   Options
@@ -208,6 +209,15 @@ func NewAnalyzer(opts Options) *Analyzer {
 	return a
 }
 
+// start makes a zero Analyzer one with the zero Options, at its first
+// call that adds something, and returns the error of invalid options.
+func (a *Analyzer) start() error {
+	if a.deviceID == nil {
+		*a = *NewAnalyzer(Options{})
+	}
+	return a.err
+}
+
 func (o Options) check() error {
 	if o.MaxTimelinePoints < 0 {
 		return fmt.Errorf("%w: MaxTimelinePoints %d is negative", ErrInvalidOptions, o.MaxTimelinePoints)
@@ -311,8 +321,8 @@ func (a *Analyzer) wasFreed(h uint64) bool {
 // (StartNs + DurationNs); an open one's when EndSpan says it ended, or at the
 // end of the trace.
 func (a *Analyzer) AddSpan(s *Span) error {
-	if a.err != nil {
-		return a.err
+	if err := a.start(); err != nil {
+		return err
 	}
 	if _, dup := a.spanID[s.ID]; dup {
 		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
@@ -360,8 +370,8 @@ func (a *Analyzer) addSpan(s *Span, parent int32) int32 {
 
 // EndSpan records that the span ended durationNs after it started.
 func (a *Analyzer) EndSpan(id string, durationNs uint64) error {
-	if a.err != nil {
-		return a.err
+	if err := a.start(); err != nil {
+		return err
 	}
 	i, ok := a.spanID[id]
 	if !ok {
@@ -413,8 +423,8 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 // AddOp registers an op. Its index is its position among the ops added with
 // the same span id. Ops of 0 bytes are counted for the index but get no node.
 func (a *Analyzer) AddOp(op *Op) error {
-	if a.err != nil || !a.nodes {
-		return a.err
+	if err := a.start(); err != nil || !a.nodes {
+		return err
 	}
 	span, known := a.spanID[op.SpanID]
 	bytes := op.Bytes()
@@ -457,8 +467,8 @@ func (a *Analyzer) AddOp(op *Op) error {
 // its largest capacity_bytes sample, or else its largest used + free sample;
 // samples may arrive at any time, and every profile uses all of them.
 func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
-	if a.err != nil {
-		return a.err
+	if err := a.start(); err != nil {
+		return err
 	}
 	d := &a.devices[a.device(s.Device)]
 	old := d.capacityBytes()
@@ -483,17 +493,17 @@ func (a *Analyzer) Add(ev *MemoryEvent) error { return a.add(ev, hashID(ev.Tenso
 // stays unchanged while the Analyzer lives (an event of a document) and is
 // referred to, not copied.
 func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
-	if a.err != nil {
-		return a.err
+	if err := a.start(); err != nil {
+		return err
 	}
 	if ev.TimestampNs < a.lastTs {
 		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
 	}
 	if ev.Action != ActionAlloc && ev.Action != ActionFree {
-		return fmt.Errorf("memory: invalid action %d", ev.Action)
+		return fmt.Errorf("tensor %q at %d ns: invalid action %d", ev.TensorID, ev.TimestampNs, ev.Action)
 	}
 	if ev.Category >= NumCategories {
-		return fmt.Errorf("memory: invalid category %d", ev.Category)
+		return fmt.Errorf("tensor %q at %d ns: invalid category %d", ev.TensorID, ev.TimestampNs, ev.Category)
 	}
 	a.lastTs = ev.TimestampNs
 	a.closeSpansBefore(ev.TimestampNs)

@@ -5,6 +5,7 @@ package tracemem
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -323,6 +324,108 @@ func TestInvalidCategory(t *testing.T) {
 		doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "a", Device: "d", Bytes: 1, Category: c}}}
 		if _, err := Analyze(doc, Options{}); err == nil || !strings.Contains(err.Error(), "invalid category") {
 			t.Errorf("category %d: error %v, want invalid category", c, err)
+		}
+	}
+}
+
+// TestInvalidEventMessage: an invalid event's error names the tensor and
+// its time, and Analyze adds its index once, without repeating the record
+// kind.
+func TestInvalidEventMessage(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		ev           MemoryEvent
+		want         string
+	}{
+		{"action", "an action out of range", MemoryEvent{TimestampNs: 5, TensorID: "t1", Device: "d", Bytes: 1, Action: 7},
+			`tensor "t1" at 5 ns: invalid action 7`},
+		{"category", "a category out of range", MemoryEvent{TimestampNs: 5, TensorID: "t1", Device: "d", Bytes: 1, Category: 9},
+			`tensor "t1" at 5 ns: invalid category 9`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := NewAnalyzer(Options{}).Add(&tt.ev); err == nil || err.Error() != tt.want {
+				t.Errorf("Add: %v, want %q (%s)", err, tt.want, tt.reason)
+			}
+			doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "t0", Device: "d", Bytes: 1}, tt.ev}}
+			if _, err := Analyze(doc, Options{}); err == nil || err.Error() != "memory[1]: "+tt.want {
+				t.Errorf("Analyze: %v, want %q (%s)", err, "memory[1]: "+tt.want, tt.reason)
+			}
+		})
+	}
+}
+
+// TestZeroAnalyzer: the zero Analyzer is one with the zero Options: fed
+// the same records, it gives what NewAnalyzer(Options{}) gives, through
+// each method that adds something (each used first, since the first call
+// makes it ready).
+func TestZeroAnalyzer(t *testing.T) {
+	doc := &TraceDocument{
+		Spans:        []Span{{ID: "s", Name: "s", Measured: true}}, // open: EndSpan closes it
+		Ops:          []Op{{SpanID: "s", OpName: "x", Output: "a", StorageBytes: new(uint64(8))}},
+		DeviceMemory: []DeviceMemorySample{{Device: "d", CapacityBytes: new(uint64(100))}},
+		Memory: []MemoryEvent{
+			{TimestampNs: 1, TensorID: "a", SpanID: "s", Device: "d", Bytes: 8, Category: CategoryActivation},
+			{TimestampNs: 2, TensorID: "b", SpanID: "s", Device: "d", Bytes: 4},
+			{TimestampNs: 8, Action: ActionFree, TensorID: "b", Device: "d", Bytes: 4},
+		},
+	}
+	feed := func(t *testing.T, a *Analyzer, first string) {
+		t.Helper()
+		steps := map[string]func() error{
+			"AddDeviceMemory": func() error { return a.AddDeviceMemory(&doc.DeviceMemory[0]) },
+			"AddSpan":         func() error { return a.AddSpan(&doc.Spans[0]) },
+		}
+		order := []string{"AddSpan", "AddDeviceMemory"}
+		if first == "AddDeviceMemory" {
+			order = []string{"AddDeviceMemory", "AddSpan"}
+		}
+		for _, name := range order {
+			if err := steps[name](); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if err := a.AddOp(&doc.Ops[0]); err != nil {
+			t.Fatalf("AddOp: %v", err)
+		}
+		for i := range doc.Memory {
+			if err := a.Add(&doc.Memory[i]); err != nil {
+				t.Fatalf("Add: %v", err)
+			}
+		}
+		if err := a.EndSpan("s", 10); err != nil {
+			t.Fatalf("EndSpan: %v", err)
+		}
+	}
+	want := NewAnalyzer(Options{})
+	feed(t, want, "AddSpan")
+	if got := want.NodeMetrics(nil)["s"]; got.PeakBytes != 12 {
+		t.Fatalf("the reference Analyzer measured span s at %+v, want a peak of 12", got)
+	}
+	for _, first := range []string{"AddSpan", "AddDeviceMemory"} {
+		var a Analyzer
+		feed(t, &a, first)
+		if diff := cmp.Diff(want.Profile(), a.Profile()); diff != "" {
+			t.Errorf("first call %s: profile differs from NewAnalyzer(Options{})'s (-want +got):\n%s", first, diff)
+		}
+		if diff := cmp.Diff(want.NodeMetrics(nil), a.NodeMetrics(nil)); diff != "" {
+			t.Errorf("first call %s: node metrics differ from NewAnalyzer(Options{})'s (-want +got):\n%s", first, diff)
+		}
+	}
+	for name, call := range map[string]func(a *Analyzer) error{
+		"Add":   func(a *Analyzer) error { return a.Add(&doc.Memory[0]) },
+		"AddOp": func(a *Analyzer) error { return a.AddOp(&doc.Ops[0]) },
+		"EndSpan": func(a *Analyzer) error {
+			var se *SpanError
+			if err := a.EndSpan("x", 1); !errors.As(err, &se) {
+				return fmt.Errorf("EndSpan of an unknown span = %v, want a *SpanError", err)
+			}
+			return nil
+		},
+	} {
+		var a Analyzer
+		if err := call(&a); err != nil {
+			t.Errorf("%s first on a zero Analyzer: %v", name, err)
 		}
 	}
 }

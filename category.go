@@ -91,7 +91,12 @@ type CategoryBytes struct {
 }
 
 // Get returns the bytes of category c (0 when absent).
-func (b CategoryBytes) Get(c Category) uint64 { return b.Bytes[c] }
+func (b CategoryBytes) Get(c Category) uint64 {
+	if c >= NumCategories {
+		return 0 // not a category: never present
+	}
+	return b.Bytes[c]
+}
 
 // Total returns the sum over all categories, saturating at the maximum uint64.
 func (b CategoryBytes) Total() uint64 {

@@ -92,6 +92,11 @@ func TestCategoryBytes(t *testing.T) {
 	if b.Len() != 3 || b.Total() != 105 || b.Get(CategoryActivation) != 100 || b.Get(CategoryParameter) != 0 {
 		t.Errorf("Len %d Total %d", b.Len(), b.Total())
 	}
+	for _, c := range []Category{NumCategories, 9, 255} { // not categories: absent, as Has says
+		if got := b.Get(c); got != 0 || b.Present.Has(c) {
+			t.Errorf("Get(%d) = %d, Has = %v; want 0 and false for a value out of range", c, got, b.Present.Has(c))
+		}
+	}
 	var order []Category
 	for c := range b.All() {
 		order = append(order, c)

@@ -290,7 +290,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	if sawSchema {
 		return formatDocument, nil
 	}
-	return 0, &ParseError{Line: 1, Msg: `not a trace: the first object has none of the keys "kind", "schema", "run" or "traceEvents"`,
+	return 0, &ParseError{Line: 1, Msg: `not a trace: the first object has none of the keys "kind" (JSONL), "traceEvents" (PyTorch) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" (document)`,
 		Err: ErrUnknownFormat}
 }
 

@@ -226,7 +226,7 @@ func TestReadTraceErrors(t *testing.T) {
 		{"not json", "plain text", "hello world\n", `^line 1: not a trace: invalid JSON: invalid character 'h' at start of value`, ErrUnknownFormat, 1},
 		{"not json, invalid JSON", "input that is not JSON wraps ErrInvalidJSON too, as errors.go says", "hello world\n", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
 		{"bad first object", "a syntax error in the first object, before the format is known", `{"schema":"candle-graph/trace/6", oops}`, `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
-		{"unknown object", "an object that is no trace", `{"foo":1}`, `not a trace`, ErrUnknownFormat, 1},
+		{"unknown object", "an object that is no trace; the message lists every deciding key, as ReadTrace's doc does", `{"foo":1}`, `^line 1: not a trace: the first object has none of the keys "kind" \(JSONL\), "traceEvents" \(PyTorch\) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" \(document\)$`, ErrUnknownFormat, 1},
 		{"schema only", "an object with only schema is a document (and then lacks run)", `{"schema":"candle-graph/trace/6"}`, `^offset 0: run: missing required field`, nil, 0},
 		{"edges only", "edges is a document key", `{"edges":[]}`, `^offset 0: schema: missing required field`, nil, 0},
 		{"half a gzip magic", "gzip is told by both magic bytes", "\x1f{}", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
