@@ -542,6 +542,65 @@ func TestPprofLabelsAndFrames(t *testing.T) {
 	}
 }
 
+// TestPprofDeepStacks: a stack keeps at most maxStackFrames frames, the
+// deepest ones, with "…" in place of the rest; at the bound exactly nothing
+// is cut; samples of one span share its frames; and a span whose id is ""
+// (the readers accept one) is a span, not "[no span]". The reference
+// builds every stack from the whole path.
+func TestPprofDeepStacks(t *testing.T) {
+	const depth = 3*maxStackFrames + 5
+	tree := newSpanTree()
+	tree.addSpan(spanInfo{id: "", name: "empty id", kind: tracemem.SpanFunction}) // no span hangs under it: parent "" is none
+	for i := range depth {
+		parent := ""
+		if i > 0 {
+			parent = "s" + strconv.Itoa(i-1)
+		}
+		tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i), kind: tracemem.SpanFunction})
+	}
+	op := "mm"
+	p := &tracemem.MemoryProfile{Summary: tracemem.MemorySummary{PeakDevice: "d"}}
+	var want [][]string
+	for _, d := range []int{0, maxStackFrames - 3, maxStackFrames - 2, maxStackFrames - 1, maxStackFrames, depth - 1} {
+		for _, withOp := range []bool{false, true} {
+			a := tracemem.LiveAllocation{TensorID: fmt.Sprint(d, withOp), SpanID: "s" + strconv.Itoa(d), Bytes: 1, Device: "d"}
+			var names []string // leaf first
+			if withOp {
+				a.OpName = &op
+				names = append(names, op)
+			}
+			for i := d; i >= 0; i-- {
+				names = append(names, "n"+strconv.Itoa(i))
+			}
+			if len(names) > maxStackFrames {
+				names = append(names[:maxStackFrames-1], elidedFrame)
+			}
+			p.PeakBreakdown = append(p.PeakBreakdown, a)
+			want = append(want, names)
+		}
+	}
+	p.PeakBreakdown = append(p.PeakBreakdown, tracemem.LiveAllocation{TensorID: "e", SpanID: "", Bytes: 1, Device: "d"})
+	want = append(want, []string{"empty id"})
+	p.Summary.PeakBytes = uint64(len(p.PeakBreakdown))
+	prof, err := buildPprof(&trace{name: "deep", profile: p, tree: tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prof.Sample) != len(want) {
+		t.Fatalf("%d samples, want %d", len(prof.Sample), len(want))
+	}
+	for i, s := range prof.Sample {
+		var got []string
+		for _, l := range s.Location {
+			got = append(got, l.Line[0].Function.Name)
+		}
+		if !slices.Equal(got, want[i]) {
+			t.Errorf("sample %d (%s): %d frames %q...%q, want %d frames %q...%q", i, p.PeakBreakdown[i].TensorID,
+				len(got), got[:min(3, len(got))], got[max(0, len(got)-3):], len(want[i]), want[i][:min(3, len(want[i]))], want[i][max(0, len(want[i])-3):])
+		}
+	}
+}
+
 // TestCSVField checks that device names are quoted as encoding/csv reads
 // them back.
 func TestCSVField(t *testing.T) {

@@ -66,28 +66,44 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		locs[fr] = l
 		return l
 	}
+	// The span part of a stack, leaf first, per span id: samples of one
+	// span share it, and a deep path is walked only as far as it is kept.
+	spanStacks := make(map[string][]*profile.Location)
+	var path []string
+	spanStack := func(id string) []*profile.Location {
+		if st, ok := spanStacks[id]; ok {
+			return st
+		}
+		var st []*profile.Location
+		if !t.tree.isSpan(id) {
+			st = []*profile.Location{loc(frame{noSpanFrame, true})}
+		} else {
+			var more bool
+			path, more = t.tree.leafNames(path[:0], id, maxStackFrames)
+			for _, name := range path {
+				st = append(st, loc(frame{name: name}))
+			}
+			if more {
+				st = append(st[:maxStackFrames-1], loc(frame{elidedFrame, true}))
+			}
+		}
+		spanStacks[id] = st
+		return st
+	}
 	var sum uint64
 	for i := range p.PeakBreakdown {
 		a := &p.PeakBreakdown[i]
 		sum = addSat(sum, a.Bytes)
-		var names []frame // leaf first
+		spans := spanStack(a.SpanID)
+		stack := spans
 		if a.OpName != nil {
-			names = append(names, frame{name: *a.OpName})
-		}
-		if a.SpanID == "" {
-			names = append(names, frame{noSpanFrame, true})
-		} else {
-			path := t.tree.pathNames(a.SpanID)
-			for j := len(path) - 1; j >= 0; j-- {
-				names = append(names, frame{name: path[j]})
+			stack = make([]*profile.Location, 1, 1+len(spans))
+			stack[0] = loc(frame{name: *a.OpName})
+			stack = append(stack, spans...)
+			if len(stack) > maxStackFrames { // a full span part and the op
+				stack[maxStackFrames-1] = loc(frame{elidedFrame, true})
+				stack = stack[:maxStackFrames]
 			}
-		}
-		if len(names) > maxStackFrames {
-			names = append(names[:maxStackFrames-1], frame{elidedFrame, true})
-		}
-		stack := make([]*profile.Location, len(names))
-		for j, n := range names {
-			stack[j] = loc(n)
 		}
 		prof.Sample = append(prof.Sample, &profile.Sample{
 			Location: stack,

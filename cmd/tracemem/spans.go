@@ -5,6 +5,7 @@ package main
 import (
 	"hash/maphash"
 	"math"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -270,37 +271,55 @@ func (t *spanTree) treeParent(i int32) int32 {
 // their root and their deepest names around a "…".
 const maxPathNames = 12
 
+// isSpan reports whether a record's span id names a span: any id but "",
+// and "" when the trace has a span of that id (the readers accept one).
+func (t *spanTree) isSpan(id string) bool { return id != "" || t.findString(id) >= 0 }
+
 // pathNames returns the names from the root down to span id. A span the
 // tree does not know is named by its id; a parent link that closes a cycle
 // is cut (see settle).
 func (t *spanTree) pathNames(id string) []string {
-	var names []string
+	names, _ := t.leafNames(nil, id, math.MaxInt)
+	slices.Reverse(names)
+	return names
+}
+
+// leafNames appends to dst the names of pathNames(id) from span id up,
+// at most limit of them, and reports whether names were left out: a
+// caller that keeps only the deepest names walks no further than those.
+func (t *spanTree) leafNames(dst []string, id string, limit int) ([]string, bool) {
 	i := t.findString(id)
 	if i < 0 {
-		return []string{id}
+		if limit < 1 {
+			return dst, true
+		}
+		return append(dst, id), false
 	}
 	t.settle()
-	for i >= 0 {
-		names = append(names, t.names[t.recs[i].name])
+	for n := 0; i >= 0; n++ {
+		if n == limit {
+			return dst, true
+		}
+		dst = append(dst, t.names[t.recs[i].name])
 		if t.recs[i].cut {
 			break
 		}
 		var stray string
 		i, stray = t.parentOf(i)
 		if stray != "" {
-			names = append(names, stray)
+			if n+1 == limit {
+				return dst, true
+			}
+			dst = append(dst, stray)
 		}
 	}
-	for a, b := 0, len(names)-1; a < b; a, b = a+1, b-1 {
-		names[a], names[b] = names[b], names[a]
-	}
-	return names
+	return dst, false
 }
 
 // path returns the span path of id as text, eliding the middle of paths
 // deeper than maxPathNames names.
 func (t *spanTree) path(id string) string {
-	if id == "" {
+	if !t.isSpan(id) {
 		return "-"
 	}
 	return joinPath(t.pathNames(id))

@@ -204,6 +204,10 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 			t.Errorf("%s: path(%q) = %q, want %q", c.reason, c.id, got, c.want)
 		}
 	}
+	tr.addSpan(spanInfo{id: "", name: "empty id"})
+	if got := tr.path(""); got != "empty id" {
+		t.Errorf(`path("") = %q in a trace with a span of id "", want its name "empty id"`, got)
+	}
 
 	nodes := []struct {
 		key, kind, path, reason string
