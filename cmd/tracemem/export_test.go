@@ -601,6 +601,45 @@ func TestPprofDeepStacks(t *testing.T) {
 	}
 }
 
+// TestPprofPreexistingCategories: pre-existing memory is split by
+// category, so the profile's category labels add up to the peak by
+// category, and its total to the peak.
+func TestPprofPreexistingCategories(t *testing.T) {
+	ev := func(ts uint64, action tracemem.MemoryAction, id string, bytes uint64, c tracemem.Category) tracemem.MemoryEvent {
+		return tracemem.MemoryEvent{TimestampNs: ts, Action: action, TensorID: id, Device: "d", Bytes: bytes, Category: c}
+	}
+	doc := &tracemem.TraceDocument{Memory: []tracemem.MemoryEvent{
+		ev(1, tracemem.ActionAlloc, "a", 100, tracemem.CategoryActivation),
+		ev(2, tracemem.ActionAlloc, "b", 30, tracemem.CategoryParameter),
+		ev(3, tracemem.ActionFree, "late-p", 1000, tracemem.CategoryParameter), // pre-existing, live at the peak
+		ev(4, tracemem.ActionFree, "late-o", 7, tracemem.CategoryOther),
+	}}
+	p := tracemem.AnalyzeMemory(doc)
+	if p.Summary.PeakBytes != 1137 || p.Summary.PeakTimestampNs != 2 {
+		t.Fatalf("peak %d at %d, want 1137 at 2", p.Summary.PeakBytes, p.Summary.PeakTimestampNs)
+	}
+	prof, err := buildPprof(&trace{name: "pre", profile: p, tree: newSpanTree()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	var total int64
+	for _, s := range prof.Sample {
+		got[strings.Join(s.Label["category"], ",")] += s.Value[1]
+		total += s.Value[1]
+	}
+	want := map[string]int64{}
+	for c, b := range p.Summary.PeakByCategory.All() {
+		want[c.String()] = int64(b)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bytes by category label differ from the peak by category (-want +got):\n%s", diff)
+	}
+	if total != int64(p.Summary.PeakBytes) {
+		t.Errorf("total %d, want the peak %d", total, p.Summary.PeakBytes)
+	}
+}
+
 // TestCSVField checks that device names are quoted as encoding/csv reads
 // them back.
 func TestCSVField(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"math"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/tracemem/tracemem"
 )
 
 // Frames of the pprof export that name no span or op.
@@ -28,10 +30,12 @@ const maxStackFrames = 1024
 // name (when it has one) as the leaf; labels give its tensor id, dtype,
 // category and device (those that are not empty, which pprof cannot hold:
 // PyTorch traces have no dtype). The frames "[no span]" and "…" (below) are
-// functions of their own, apart from a span of the same name. Pre-existing memory live at the peak (peak bytes minus
-// the breakdown) is one sample of 0 objects under the frame "[pre-existing]",
-// so the profile's inuse_space total is the peak. Values above the largest
-// int64 are clamped.
+// functions of their own, apart from a span of the same name. Pre-existing
+// memory live at the peak (peak bytes minus the breakdown) is under the
+// frame "[pre-existing]", one sample of 0 objects per category (the peak's
+// bytes of the category minus the breakdown's), so the profile's
+// inuse_space total is the peak and its category labels add up to the
+// peak by category. Values above the largest int64 are clamped.
 func buildPprof(t *trace) (*profile.Profile, error) {
 	p := t.profile
 	s := &p.Summary
@@ -91,9 +95,13 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		return st
 	}
 	var sum uint64
+	var byCategory [tracemem.NumCategories]uint64
 	for i := range p.PeakBreakdown {
 		a := &p.PeakBreakdown[i]
 		sum = addSat(sum, a.Bytes)
+		if a.Category < tracemem.NumCategories {
+			byCategory[a.Category] = addSat(byCategory[a.Category], a.Bytes)
+		}
 		spans := spanStack(a.SpanID)
 		stack := spans
 		if a.OpName != nil {
@@ -117,12 +125,25 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 			NumUnit:  map[string][]string{"bytes": {"bytes"}},
 		})
 	}
-	if pre := subSat(s.PeakBytes, sum); pre > 0 {
+	// Pre-existing memory, one sample per category: what the peak's
+	// categories hold beyond the breakdown's. Whatever those do not
+	// account for (only where counts saturated) is a sample without one.
+	pre := subSat(s.PeakBytes, sum)
+	preSample := func(bytes uint64, category string) {
 		prof.Sample = append(prof.Sample, &profile.Sample{
 			Location: []*profile.Location{loc(frame{preexistingFrame, true})},
-			Value:    []int64{0, clampInt64(pre)},
-			Label:    labels("device", s.PeakDevice),
+			Value:    []int64{0, clampInt64(bytes)},
+			Label:    labels("category", category, "device", s.PeakDevice),
 		})
+		pre -= bytes
+	}
+	for c, b := range s.PeakByCategory.All() {
+		if b = min(subSat(b, byCategory[c]), pre); b > 0 {
+			preSample(b, c.String())
+		}
+	}
+	if pre > 0 {
+		preSample(pre, "")
 	}
 	if err := prof.CheckValid(); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)
