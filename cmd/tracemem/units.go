@@ -21,19 +21,24 @@ const (
 )
 
 // formatBytes renders n bytes in 1024-based units with two decimals:
-// "512 B", "1.50 KiB", "12.00 MiB", "3.25 GiB", "1.00 TiB".
+// "512 B", "1.50 KiB", "12.00 MiB", "3.25 GiB", "1.00 TiB". A value that
+// would round to 1024.00 of a unit is shown in the next one (1048575 bytes
+// is "1.00 MiB", not "1024.00 KiB").
 func formatBytes(n uint64) string {
-	switch {
-	case n < kib:
-		return fmt.Sprintf("%d B", n)
-	case n < mib:
-		return fmt.Sprintf("%.2f KiB", float64(n)/kib)
-	case n < gib:
-		return fmt.Sprintf("%.2f MiB", float64(n)/mib)
-	case n < tib:
-		return fmt.Sprintf("%.2f GiB", float64(n)/gib)
+	if n < kib {
+		return strconv.FormatUint(n, 10) + " B"
 	}
-	return fmt.Sprintf("%.2f TiB", float64(n)/tib)
+	units := [...]struct {
+		size uint64
+		name string
+	}{{kib, "KiB"}, {mib, "MiB"}, {gib, "GiB"}, {tib, "TiB"}}
+	for i, u := range units {
+		v := strconv.FormatFloat(float64(n)/float64(u.size), 'f', 2, 64)
+		if n < u.size*1024 && v != "1024.00" || i == len(units)-1 {
+			return v + " " + u.name
+		}
+	}
+	panic("unreachable")
 }
 
 // formatMs renders ns since the trace start as milliseconds with six
