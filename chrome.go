@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tracemem/tracemem/internal/gzipread"
 	"github.com/tracemem/tracemem/internal/nonfinite"
 )
 
@@ -193,16 +193,11 @@ func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDoc
 // readChrome reads a Chrome trace, with non-finite numbers replaced when
 // nonFinite is set.
 func readChrome(r io.Reader, nonFinite bool) (*TraceDocument, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
-	src := io.Reader(br)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		src = zr
+	src, closeSrc, _, err := gzipread.Open(bufio.NewReaderSize(r, 256<<10))
+	if err != nil {
+		return nil, err
 	}
+	defer closeSrc()
 	if nonFinite {
 		src = nonfinite.NewReader(src)
 	}

@@ -58,7 +58,7 @@ func fuzzSeeds(f *testing.F) {
 // isChromeInput reports whether ReadTrace hands data to ReadChromeTrace,
 // whose documents are outside this round-trip property.
 func isChromeInput(data []byte) bool {
-	src, closeSrc, err := decompress(bytes.NewReader(data))
+	src, closeSrc, _, err := decompress(bytes.NewReader(data))
 	if err != nil {
 		return false
 	}

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tracemem/tracemem/internal/gzipread"
 	"github.com/tracemem/tracemem/internal/prefault"
 )
 
@@ -93,12 +93,12 @@ func ReadTrace(r io.Reader) (*TraceDocument, error) {
 
 func readTrace(r io.Reader) (*TraceDocument, error) {
 	size := inputSize(r)
-	src, closeSrc, err := decompress(r)
+	src, closeSrc, gz, err := decompress(r)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSrc()
-	if _, gz := src.(*gzipErrReader); gz {
+	if gz {
 		size = -1
 	}
 	return readDecoded(src, size)
@@ -130,33 +130,14 @@ func inputSize(r io.Reader) int64 {
 }
 
 // decompress returns the content of r: r itself, or its decompression when
-// r starts with the gzip magic bytes. The caller calls the returned close
-// function when done.
-func decompress(r io.Reader) (io.Reader, func(), error) {
+// r starts with the gzip magic bytes (gz). The caller calls the returned
+// close function when done.
+func decompress(r io.Reader) (src io.Reader, closeFn func(), gz bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	magic, err := br.Peek(2)
-	if err != nil && err != io.EOF {
-		return nil, nil, fmt.Errorf("read: %w", err)
+	if _, err := br.Peek(2); err != nil && err != io.EOF {
+		return nil, nil, false, fmt.Errorf("read: %w", err)
 	}
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, nil, fmt.Errorf("gzip: %w", err)
-		}
-		return &gzipErrReader{zr}, func() { zr.Close() }, nil
-	}
-	return br, func() {}, nil
-}
-
-// gzipErrReader names gzip in the errors of the decompressed stream.
-type gzipErrReader struct{ r io.Reader }
-
-func (g *gzipErrReader) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = fmt.Errorf("gzip: %w", err)
-	}
-	return n, err
+	return gzipread.Open(br)
 }
 
 // traceFormat is what detectFormat found.

@@ -31,7 +31,7 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 	if a.err != nil {
 		return nil, nil, a.err
 	}
-	src, closeSrc, err := decompress(r)
+	src, closeSrc, _, err := decompress(r)
 	if err != nil {
 		return nil, nil, err
 	}

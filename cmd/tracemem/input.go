@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/tracemem/tracemem"
+
+	"github.com/tracemem/tracemem/internal/gzipread"
 )
 
 // stdinName is how standard input ("-") is named in messages.
@@ -117,8 +118,6 @@ func sourceSize(e *env, arg string) int64 {
 // whole, as a document is.
 const sniffSize = 1 << 20
 
-var gzipMagic = []byte{0x1f, 0x8b}
-
 // analyze reads and analyzes one opened source. A JSONL trace (its first
 // non-blank line a JSON object with a "kind" member) streams through
 // tracemem.AnalyzeStream while a tap collects its spans, with
@@ -160,14 +159,14 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 // seek.
 func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start int64) (t *trace, err error) {
 	br := bufio.NewReaderSize(prog.wrap(src.r), sniffSize)
-	var r *bufio.Reader = br
-	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &fileError{file: src.name, err: fmt.Errorf("gzip: %w", err)}
-		}
-		defer gz.Close()
-		r = bufio.NewReaderSize(gz, sniffSize)
+	r := br
+	dec, closeDec, gz, err := gzipread.Open(br)
+	if err != nil {
+		return nil, &fileError{file: src.name, err: err}
+	}
+	defer closeDec()
+	if gz {
+		r = bufio.NewReaderSize(dec, sniffSize)
 	}
 	t = &trace{name: src.name}
 	if stream && isJSONL(r) && lo.noSpans {

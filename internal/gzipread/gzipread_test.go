@@ -1,0 +1,77 @@
+package gzipread
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := io.WriteString(w, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// corrupt returns b with a bit of its CRC-32 flipped.
+func corrupt(b []byte) []byte {
+	c := append([]byte{}, b...)
+	c[len(c)-8] ^= 1
+	return c
+}
+
+func TestOpen(t *testing.T) {
+	const text = `{"kind":"meta"}` + "\n"
+	full := gzipped(t, text)
+	tests := []struct {
+		name, reason string
+		in           []byte
+		wantGz       bool
+		want         string // the content read
+		wantErr      string // "" for none; else a prefix of the error
+	}{
+		{"plain", "input without the magic bytes is itself", []byte(text), false, text, ""},
+		{"empty", "empty input is not gzip", nil, false, "", ""},
+		{"one magic byte", "gzip is told by both magic bytes", []byte{0x1f, '{'}, false, "\x1f{", ""},
+		{"gzip", "gzip is decompressed", full, true, text, ""},
+		{"two members", "concatenated members read as one stream, as gzip(1) does", append(append([]byte{}, full...), gzipped(t, "more\n")...), true, text + "more\n", ""},
+		{"cut short", "a stream cut short is a gzip error", full[:len(full)-6], true, text, "gzip: "},
+		{"bad header", "a header that is not gzip's fails at once, naming gzip", []byte{0x1f, 0x8b, 0, 0}, true, "", "gzip: unexpected EOF"},
+		{"bad checksum", "gzip's own errors say gzip once", corrupt(full), true, text, "gzip: invalid checksum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, closeFn, gz, err := Open(bufio.NewReader(bytes.NewReader(tt.in)))
+			if gz != tt.wantGz {
+				t.Errorf("gz = %v, want %v (%s)", gz, tt.wantGz, tt.reason)
+			}
+			var got []byte
+			if err == nil {
+				defer closeFn()
+				got, err = io.ReadAll(r)
+			}
+			if tt.wantErr == "" {
+				if err != nil || string(got) != tt.want {
+					t.Errorf("read %q, %v; want %q (%s)", got, err, tt.want, tt.reason)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "gzip: gzip") {
+				t.Errorf("error %v, want one starting %q (%s)", err, tt.wantErr, tt.reason)
+			}
+			if tt.name == "cut short" && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("error %v does not wrap io.ErrUnexpectedEOF", err)
+			}
+		})
+	}
+}
