@@ -122,6 +122,9 @@ func TestUsage(t *testing.T) {
 		{"unknown flag", []string{"summary", "--color", s}, 2, `summary: flag provided but not defined: -color`, "unknown flags are refused"},
 		{"bad top", []string{"nodes", "--top", "x", s}, 2, `nodes: invalid value "x" for flag -top: not an integer`, "--top takes an integer"},
 		{"zero top", []string{"nodes", "--top", "0", s}, 2, `must be at least 1`, "--top must be positive"},
+		{"zero top for summary", []string{"summary", "--top", "0", s}, 2, `summary: invalid value "0" for flag -top: must be at least 1`, "summary's --top must be positive too"},
+		{"hex top", []string{"summary", "--top", "0x2", s}, 2, `summary: invalid value "0x2" for flag -top: not an integer`, "--top is decimal: 0x2 is not taken for 2"},
+		{"signed top", []string{"nodes", "--top", "+3", s}, 2, `nodes: invalid value "\+3" for flag -top: not an integer`, "nor is +3 taken for 3"},
 		{"bad sort", []string{"nodes", "--sort", "size", s}, 2, `want peak, residual or bytes, got "size"`, "--sort has three values"},
 		{"negative points", []string{"profile", "--max-points", "-1", s}, 2, `must be at least 0`, "--max-points cannot be negative"},
 		{"flag without value", []string{"nodes", s, "--top"}, 2, `flag needs an argument: -top`, "a trailing flag needs its value"},
@@ -130,6 +133,8 @@ func TestUsage(t *testing.T) {
 		{"export bad format", []string{"export", "--format", "svg", "-o", "x", s}, 2, `want chrome, pprof or csv, got "svg"`, "unknown formats are named"},
 		{"export without -o", []string{"export", "--format", "csv", s}, 2, `export: -o FILE is required`, "export writes a file"},
 		{"help", []string{"help"}, 0, ``, "help is not an error"},
+		{"--help", []string{"--help"}, 0, ``, "--help as the command prints the usage"},
+		{"-help", []string{"-help"}, 0, ``, "so does -help"},
 		{"-h", []string{"summary", "-h"}, 0, ``, "-h on a subcommand prints the usage"},
 	}
 	for _, c := range cases {
@@ -225,6 +230,41 @@ func TestStdoutWriteFails(t *testing.T) {
 		var stderr bytes.Buffer
 		if code := run(args, nil, failWriter{}, &stderr); code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 1 and the write error", args, code, stderr.String())
+		}
+	}
+}
+
+// TestDoubleDashEndsFlags checks that "--" ends the flags for the command:
+// what follows, "--top" included, names trace files (TestParseFlags has
+// the parser's cases).
+func TestDoubleDashEndsFlags(t *testing.T) {
+	// The command: "--top" and "1" are files that do not exist.
+	trace := writeFile(t, t.TempDir(), "t.jsonl", []byte(jsonlTrace(startRec("r", "root", "", 0), memRec(1, "alloc", "x", "r", "cuda:0", 100, "activation"), endRec("r", 10))))
+	r := runCmd(t, nil, "summary", "--", trace, "--top", "1")
+	wantErr := "tracemem: --top: no such file or directory\ntracemem: 1: no such file or directory\n"
+	if r.code != 1 || r.stderr != wantErr || !strings.Contains(r.stdout, "== "+trace+" ==") {
+		t.Errorf("summary -- TRACE --top 1: exit %d, stderr %q; want exit 1, stderr %q and TRACE summarized", r.code, r.stderr, wantErr)
+	}
+}
+
+// TestMissingFileNamedOnce checks that a file that cannot be opened is
+// named once, by the path given, with the OS's reason after it.
+func TestMissingFileNamedOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nosuch.jsonl")
+	cases := []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"summary", []string{"summary", missing}, "summary reads the file"},
+		{"nodes", []string{"nodes", missing}, "nodes the same way"},
+		{"profile", []string{"profile", missing}, "profile the same way"},
+	}
+	for _, c := range cases {
+		r := runCmd(t, nil, c.args...)
+		want := "tracemem: " + missing + ": no such file or directory\n"
+		if r.code != 1 || r.stderr != want {
+			t.Errorf("%s: %s: exit %d, stderr %q; want exit 1 and %q (the path once, no \"open\")", c.name, c.reason, r.code, r.stderr, want)
 		}
 	}
 }

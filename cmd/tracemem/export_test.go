@@ -489,6 +489,20 @@ func TestPprofHandMade(t *testing.T) {
 	}
 }
 
+// writeAndParse writes prof as the export does and reads it back.
+func writeAndParse(t *testing.T, prof *profile.Profile) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := prof.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 // TestPprofLabelsAndFrames: what is written reads back the same. An empty
 // label (a PyTorch trace has no dtype) is left out, since pprof reads it as
 // absent; a span named like a frame of the export ("[pre-existing]", "[no
@@ -507,14 +521,7 @@ func TestPprofLabelsAndFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := prof.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	back, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := writeAndParse(t, prof)
 	if len(back.Sample) != len(prof.Sample) {
 		t.Fatalf("%d samples read back, %d written", len(back.Sample), len(prof.Sample))
 	}
@@ -694,6 +701,397 @@ func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
 		}
 		if b, err := os.ReadFile(p); err != nil || string(b) != "new" {
 			t.Errorf("%s: %q, %v; want \"new\"", p, b, err)
+		}
+	}
+}
+
+// manyPointsTrace writes a trace of n allocations then their n frees on
+// one device: 2n memory events, so 2n timeline points when none are
+// dropped.
+func manyPointsTrace(t *testing.T, n int) string {
+	t.Helper()
+	var lines []string
+	for i := range n {
+		lines = append(lines, memRec(uint64(10+i), "alloc", "t"+strconv.Itoa(i), "root", "cuda:0", 400, "activation"))
+	}
+	for i := range n {
+		lines = append(lines, memRec(uint64(10+n+i), "free", "t"+strconv.Itoa(i), "root", "cuda:0", 400, "activation"))
+	}
+	return writeTrace(t, "many.jsonl", lines...)
+}
+
+// timelineRows returns the CSV rows the export writes for the timeline of
+// p, as encoding/csv reads them.
+func timelineRows(p *tracemem.MemoryProfile) [][]string {
+	var rows [][]string
+	for _, pt := range p.Timeline {
+		row := []string{strconv.FormatUint(pt.TimestampNs, 10), pt.Device, strconv.FormatUint(pt.LiveBytes, 10), strconv.FormatUint(pt.FreeBytes, 10)}
+		for _, c := range tracemem.Categories {
+			row = append(row, strconv.FormatUint(pt.ByCategory.Get(c), 10))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// TestDefaultKeepsEveryPoint: without --max-points, export (CSV) and profile
+// keep one timeline point per memory event, as the library does with
+// default options, also past the 2000 points per device the report keeps.
+func TestDefaultKeepsEveryPoint(t *testing.T) {
+	path := manyPointsTrace(t, 1500)
+	_, want := wantAnalysis(t, path, tracemem.Options{})
+	if len(want.Timeline) != 3000 || len(want.ByDevice) != 1 {
+		t.Fatalf("the trace has %d timeline points on %d devices, want 3000 on one: the test needs more than 2000 per device", len(want.Timeline), len(want.ByDevice))
+	}
+	r := runCmd(t, nil, "export", "--format", "csv", "-o", "-", path)
+	if r.code != 0 {
+		t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 1 || !slices.EqualFunc(rows[1:], timelineRows(want), slices.Equal) {
+		t.Errorf("export --format csv: %d rows, want the %d timeline points of the library's default analysis", len(rows)-1, len(want.Timeline))
+	}
+
+	r = runCmd(t, nil, "profile", path)
+	if r.code != 0 {
+		t.Fatalf("profile: exit %d: %s", r.code, r.stderr)
+	}
+	var got struct {
+		Timeline []struct {
+			TimestampNs uint64 `json:"timestamp_ns"`
+			LiveBytes   uint64 `json:"live_bytes"`
+		} `json:"timeline"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	match := len(got.Timeline) == len(want.Timeline)
+	for i := 0; match && i < len(got.Timeline); i++ {
+		match = got.Timeline[i].TimestampNs == want.Timeline[i].TimestampNs && got.Timeline[i].LiveBytes == want.Timeline[i].LiveBytes
+	}
+	if !match {
+		t.Errorf("profile: %d timeline points, want the %d of the library's default analysis", len(got.Timeline), len(want.Timeline))
+	}
+}
+
+// TestExportOverwritesLongerFile: an existing output longer than the export
+// is truncated: the file holds the export and nothing of its old tail.
+func TestExportOverwritesLongerFile(t *testing.T) {
+	want := runCmd(t, nil, "export", "--format", "csv", "-o", "-", sample(t))
+	if want.code != 0 || want.stdout == "" {
+		t.Fatalf("export -o -: exit %d: %s", want.code, want.stderr)
+	}
+	out := writeFile(t, t.TempDir(), "out.csv", bytes.Repeat([]byte("stale line\n"), 2*len(want.stdout)/11+1))
+	if r := runCmd(t, nil, "export", "--format", "csv", "-o", out, sample(t)); r.code != 0 {
+		t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want.stdout {
+		t.Errorf("%s holds %d bytes (ending %q), want the export's %d", out, len(got), got[max(0, len(got)-20):], len(want.stdout))
+	}
+}
+
+// TestOutputErrorNamesPathOnce: an output that cannot be opened or written
+// is named once, followed by the OS's reason alone ("PATH: REASON", as for
+// inputs), not by the "open PATH:" or "write PATH:" of Go's error.
+func TestOutputErrorNamesPathOnce(t *testing.T) {
+	missingDir := filepath.Join(t.TempDir(), "no", "such", "x.csv")
+	for _, c := range []struct {
+		name, path, want, reason string
+	}{
+		{"cannot open", missingDir, "tracemem: " + missingDir + ": no such file or directory\n", "the open fails: its *PathError is unwrapped"},
+		{"cannot write", "/dev/full", "tracemem: /dev/full: no space left on device\n", "the write fails: its *PathError is unwrapped too"},
+	} {
+		if c.path == "/dev/full" {
+			if _, err := os.Stat(c.path); err != nil {
+				t.Logf("%s: no /dev/full here", c.name)
+				continue
+			}
+		}
+		r := runCmd(t, nil, "export", "--format", "csv", "-o", c.path, sample(t))
+		if r.code != 1 || r.stderr != c.want {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q: %s", c.name, r.code, r.stderr, c.want, c.reason)
+		}
+	}
+}
+
+// TestCSVQuotingRules: a device name is quoted exactly when encoding/csv's
+// Writer quotes it, and reads back whole, also by a reader that trims
+// leading space outside quotes.
+func TestCSVQuotingRules(t *testing.T) {
+	cases := []struct{ name, s, reason string }{
+		{"plain", "cuda:0", "nothing to quote"},
+		{"leading space", " cuda:0", "a leading space is quoted, so that a reader trimming spaces keeps it"},
+		{"leading tab", "\tcuda:1", "a leading tab is space too"},
+		{"inner space", "cuda 0", "only a leading space needs quotes"},
+		{"bare CR", "cu\rda", "a bare \\r is a line break to many readers"},
+		{"line feed", "two\nlines", "a line break"},
+		{"comma", "a,b", "the separator"},
+		{"quote", `say "hi"`, "quotes are doubled"},
+	}
+	var lines []string
+	for i, c := range cases {
+		var b strings.Builder
+		w := csv.NewWriter(&b)
+		w.Write([]string{"1", c.s, "2"})
+		w.Flush()
+		if got := "1," + string(csvField(c.s)) + ",2\n"; got != b.String() {
+			t.Errorf("%s: csvField(%q) gives the line %q, encoding/csv writes %q: %s", c.name, c.s, got, b.String(), c.reason)
+		}
+		lines = append(lines, memRec(uint64(10+i), "alloc", "t"+strconv.Itoa(i), "root", c.s, 100, "activation"))
+	}
+	// Through the command: every device column reads back as the
+	// timeline's device, leading space and all.
+	path := writeTrace(t, "devnames.jsonl", lines...)
+	_, want := wantAnalysis(t, path, tracemem.Options{})
+	r := runCmd(t, nil, "export", "--format", "csv", "-o", "-", path)
+	if r.code != 0 {
+		t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+	}
+	cr := csv.NewReader(strings.NewReader(r.stdout))
+	cr.TrimLeadingSpace = true
+	rows, err := cr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(want.Timeline)+1 {
+		t.Fatalf("%d rows, want %d", len(rows)-1, len(want.Timeline))
+	}
+	for i, p := range want.Timeline {
+		if got := rows[i+1][1]; got != p.Device {
+			t.Errorf("row %d: device read back as %q, want %q", i+1, got, p.Device)
+		}
+	}
+}
+
+// chromeSpans parses a Chrome export and returns its complete events by
+// span id.
+func chromeSpans(t *testing.T, data []byte) map[string]chromeEvent {
+	t.Helper()
+	var tr struct {
+		TraceEvents []chromeEvent `json:"traceEvents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&tr); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	m := map[string]chromeEvent{}
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "X" {
+			m[ev.Args["id"].(string)] = ev
+		}
+	}
+	return m
+}
+
+// TestChromeOpenSpanEnd: a span that never closed ends at the latest time
+// of the exported data: the last timeline point, span start or span end.
+func TestChromeOpenSpanEnd(t *testing.T) {
+	type span struct {
+		id       string
+		start    uint64
+		closed   bool
+		duration uint64
+	}
+	for _, c := range []struct {
+		name    string
+		points  []uint64 // memory event times
+		spans   []span
+		wantDur map[string]string
+		reason  string
+	}{
+		{"last point", []uint64{10, 100}, []span{{"U1", 0, false, 0}, {"C", 50, true, 10}},
+			map[string]string{"U1": "0.100", "C": "0.010"}, "the last timeline point is the latest"},
+		{"latest start", []uint64{10, 20}, []span{{"U1", 0, false, 0}, {"U2", 50, false, 0}},
+			map[string]string{"U1": "0.050", "U2": "0.000"}, "a span starting after the last point extends the data"},
+		{"latest closed start", []uint64{10, 20}, []span{{"U1", 0, false, 0}, {"C", 50, true, 0}},
+			map[string]string{"U1": "0.050", "C": "0.000"}, "so does a closed span of no duration"},
+		{"latest end", []uint64{10, 20}, []span{{"U1", 0, false, 0}, {"C", 5, true, 70}},
+			map[string]string{"U1": "0.075", "C": "0.070"}, "and a span ending after the last point"},
+	} {
+		doc := &tracemem.TraceDocument{}
+		for i, ts := range c.points {
+			doc.Memory = append(doc.Memory, tracemem.MemoryEvent{TimestampNs: ts, Action: tracemem.ActionAlloc, TensorID: strconv.Itoa(i), Device: "d", Bytes: 1, Category: tracemem.CategoryOther})
+		}
+		tree := newSpanTree()
+		for _, s := range c.spans {
+			tree.addSpan(spanInfo{id: s.id, name: s.id, startNs: s.start, closed: s.closed, durationNs: s.duration, kind: tracemem.SpanFunction})
+		}
+		var b bytes.Buffer
+		if err := writeChrome(&b, &trace{name: "t", profile: tracemem.AnalyzeMemory(doc), tree: tree}); err != nil {
+			t.Fatal(err)
+		}
+		got := chromeSpans(t, b.Bytes())
+		for id, want := range c.wantDur {
+			if d := got[id].Dur.String(); d != want {
+				t.Errorf("%s: span %s: dur %s, want %s: %s", c.name, id, d, want, c.reason)
+			}
+		}
+	}
+}
+
+// TestSpanLanesRules checks the thread each span gets, as spanLanes
+// documents it: the parent's thread when the span nests there, else the
+// first thread where it nests (searching past the first), else a new one;
+// spans of one start come the longer first, so a child longer than its
+// parent still takes thread 1 and the parent nests in it.
+func TestSpanLanesRules(t *testing.T) {
+	type span struct {
+		id, parent string
+		start, end uint64
+	}
+	for _, c := range []struct {
+		name   string
+		spans  []span
+		want   map[string]int32
+		reason string
+	}{
+		{"nested", []span{{"R", "", 0, 100}, {"C", "R", 10, 20}},
+			map[string]int32{"R": 1, "C": 1}, "spans that nest stay on thread 1"},
+		{"longer child at the same start", []span{{"P", "", 0, 10}, {"C", "P", 0, 20}},
+			map[string]int32{"P": 1, "C": 1}, "the longer comes first whatever the depth: the parent nests in its child's thread"},
+		{"parent's thread first", []span{{"A", "", 0, 100}, {"B", "", 50, 150}, {"C", "", 90, 140}, {"C2", "B", 60, 70}},
+			map[string]int32{"A": 1, "B": 2, "C": 2, "C2": 2}, "C2 nests on thread 1 too, but its parent B is on thread 2"},
+		{"second thread searched", []span{{"A", "", 0, 100}, {"B", "", 50, 150}, {"C", "", 90, 140}},
+			map[string]int32{"A": 1, "B": 2, "C": 2}, "C does not nest on thread 1 but does on thread 2: no third thread"},
+		{"third thread searched", []span{{"A", "", 0, 100}, {"B", "", 10, 110}, {"D", "", 20, 300}, {"C", "", 90, 200}},
+			map[string]int32{"A": 1, "B": 2, "D": 3, "C": 3}, "C nests on thread 3 only"},
+		{"overlap", []span{{"A", "", 0, 100}, {"B", "", 50, 150}},
+			map[string]int32{"A": 1, "B": 2}, "spans that overlap without nesting take two threads"},
+	} {
+		tree := newSpanTree()
+		for _, s := range c.spans {
+			tree.addSpan(spanInfo{id: s.id, parent: s.parent, name: s.id, startNs: s.start, closed: true, durationNs: s.end - s.start, kind: tracemem.SpanFunction})
+		}
+		_, lanes := spanLanes(tree, 0)
+		got := map[string]int32{}
+		for i := range tree.len() {
+			got[tree.at(i).id] = lanes[i]
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s: threads differ (-want +got): %s\n%s", c.name, c.reason, diff)
+		}
+	}
+}
+
+// TestChromeTraceName: the trace's file name is written as a JSON string,
+// so that any name gives valid JSON and reads back the same.
+func TestChromeTraceName(t *testing.T) {
+	for _, c := range []struct{ name, file, reason string }{
+		{"quote", `we"ird.jsonl`, "a quote would end the string"},
+		{"backslash", `dir\x.jsonl`, "a backslash would escape what follows"},
+		{"control", "tab\tnew\nline.jsonl", "control characters are not allowed in JSON strings"},
+	} {
+		var b bytes.Buffer
+		if err := writeChrome(&b, &trace{name: c.file, profile: tracemem.AnalyzeMemory(&tracemem.TraceDocument{}), tree: newSpanTree()}); err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			OtherData struct {
+				Trace string `json:"trace"`
+			} `json:"otherData"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &tr); err != nil || tr.OtherData.Trace != c.file {
+			t.Errorf("%s: trace %q read back as %q, %v: %s", c.name, c.file, tr.OtherData.Trace, err, c.reason)
+		}
+	}
+}
+
+// TestPprofFunctions: the profile carries a comment naming the peak, and
+// one function and one location per frame (an op and a span of one name
+// are one frame), each function with its name as SystemName, as read back.
+func TestPprofFunctions(t *testing.T) {
+	prof, err := buildPprof(handTrace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := writeAndParse(t, prof)
+	wantComment := "tracemem: memory live on cuda:0 at the global peak, 2500 ns after the trace start: 1700 bytes"
+	if !slices.Equal(back.Comments, []string{wantComment}) {
+		t.Errorf("comments %q, want [%q]", back.Comments, wantComment)
+	}
+	var names []string
+	for _, f := range back.Function {
+		names = append(names, f.Name)
+		if f.SystemName != f.Name {
+			t.Errorf("function %q: system name %q, want its name", f.Name, f.SystemName)
+		}
+	}
+	slices.Sort(names)
+	// The frames of the samples: "[no span]"; op matmul in span matmul
+	// under step; "[pre-existing]".
+	if want := []string{"[no span]", "[pre-existing]", "matmul", "step"}; !slices.Equal(names, want) {
+		t.Errorf("functions %q, want each frame once: %q", names, want)
+	}
+	if len(back.Location) != len(back.Function) {
+		t.Errorf("%d locations for %d functions, want one each", len(back.Location), len(back.Function))
+	}
+	// A trace without memory has nothing to say.
+	empty, err := buildPprof(&trace{name: "e", profile: tracemem.AnalyzeMemory(&tracemem.TraceDocument{}), tree: newSpanTree()})
+	if err != nil || len(empty.Comments) != 0 {
+		t.Errorf("no memory: comments %q, %v; want none", empty.Comments, err)
+	}
+}
+
+// TestPprofHugeValues: byte counts above the largest int64 are clamped to
+// it and no lower one is touched; sums saturate instead of wrapping, so a
+// breakdown that holds the whole (saturated) peak leaves no pre-existing
+// sample.
+func TestPprofHugeValues(t *testing.T) {
+	for _, c := range []struct {
+		v    uint64
+		want int64
+	}{
+		{0, 0}, {math.MaxInt64 - 1, math.MaxInt64 - 1}, {math.MaxInt64, math.MaxInt64}, {math.MaxInt64 + 1, math.MaxInt64}, {math.MaxUint64, math.MaxInt64},
+	} {
+		if got := clampInt64(c.v); got != c.want {
+			t.Errorf("clampInt64(%d) = %d, want %d", c.v, got, c.want)
+		}
+	}
+	for _, c := range []struct{ a, b, want uint64 }{
+		{1, 2, 3}, {math.MaxUint64 - 1, 1, math.MaxUint64}, {1 << 63, 1 << 63, math.MaxUint64}, {1 << 62, math.MaxUint64, math.MaxUint64},
+	} {
+		if got := addSat(c.a, c.b); got != c.want {
+			t.Errorf("addSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	alloc := func(id string, bytes uint64) tracemem.MemoryEvent {
+		return tracemem.MemoryEvent{TimestampNs: 10, Action: tracemem.ActionAlloc, TensorID: id, Device: "d", Bytes: bytes, Category: tracemem.CategoryActivation}
+	}
+	for _, c := range []struct {
+		name   string
+		events []tracemem.MemoryEvent
+		want   []string // the samples: leaf, values
+		reason string
+	}{
+		{"below the largest int64", []tracemem.MemoryEvent{alloc("a", math.MaxInt64-1)},
+			[]string{fmt.Sprint("op [1 ", int64(math.MaxInt64-1), "]")}, "2^63-2 bytes is kept as is"},
+		{"saturated peak", []tracemem.MemoryEvent{alloc("a", 1<<62), alloc("b", math.MaxUint64)},
+			[]string{fmt.Sprint("op [1 ", int64(1<<62), "]"), fmt.Sprint("op [1 ", int64(math.MaxInt64), "]")}, "the breakdown's sum saturates as the peak does: nothing pre-existing"},
+	} {
+		doc := &tracemem.TraceDocument{Memory: c.events}
+		for i := range doc.Memory {
+			doc.Memory[i].OpName = "op"
+			doc.Memory[i].TimestampNs += uint64(i)
+		}
+		prof, err := buildPprof(&trace{name: "huge", profile: tracemem.AnalyzeMemory(doc), tree: newSpanTree()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range prof.Sample {
+			got = append(got, fmt.Sprint(s.Location[0].Line[0].Function.Name, " ", s.Value))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: samples %q, want %q: %s", c.name, got, c.want, c.reason)
 		}
 	}
 }

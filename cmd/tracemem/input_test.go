@@ -152,6 +152,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-", "--top", "2"}, []string{"-"}, 2, "- is a trace (stdin), not a flag"},
 		{[]string{"--", "--top", "a"}, []string{"--top", "a"}, 10, "-- ends the flags"},
 		{[]string{"a", "--", "-b"}, []string{"a", "-b"}, 10, "-- after a trace"},
+		{[]string{"--", "a", "--top", "1"}, []string{"a", "--top", "1"}, 10, "--top after -- and a trace is a file name"},
+		{[]string{"--top", "3", "--", "a", "--top"}, []string{"a", "--top"}, 3, "flags before -- are flags"},
 	}
 	for _, c := range cases {
 		fs := newFlags("t")

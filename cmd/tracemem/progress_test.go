@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -148,5 +149,123 @@ func TestProgressSeek(t *testing.T) {
 	}
 	if _, ok := p.wrap(io.MultiReader()).(io.Seeker); ok {
 		t.Error("wrap of a reader that cannot seek claims to")
+	}
+}
+
+// TestProgressThreshold: a bar is shown for inputs larger than 64 MiB, not
+// for 64 MiB exactly. The writer is /dev/zero, a character device other
+// than the null device, which isTerminal takes for a terminal.
+func TestProgressThreshold(t *testing.T) {
+	w, err := os.OpenFile("/dev/zero", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/zero: %v", err)
+	}
+	defer w.Close()
+	if !isTerminal(w) {
+		t.Skip("/dev/zero is not taken for a terminal here")
+	}
+	for _, c := range []struct {
+		name   string
+		total  int64
+		bar    bool
+		reason string
+	}{
+		{"empty", 0, false, "nothing to read"},
+		{"64 KiB and a byte", 64<<10 + 1, false, "small inputs read in no time"},
+		{"64 MiB", 64 << 20, false, "the bar is for inputs larger than 64 MiB"},
+		{"64 MiB and a byte", 64<<20 + 1, true, "larger than 64 MiB"},
+		{"1 GiB", 1 << 30, true, "larger than 64 MiB"},
+	} {
+		if got := newProgress(w, c.total) != nil; got != c.bar {
+			t.Errorf("%s: bar %v for %d bytes, want %v: %s", c.name, got, c.total, c.bar, c.reason)
+		}
+	}
+}
+
+// TestFormatClock: the ETA reads m:ss below an hour and h:mm:ss from one
+// hour on, rounded to the second.
+func TestFormatClock(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		d      time.Duration
+		want   string
+		reason string
+	}{
+		{"zero", 0, "0:00", "m:ss"},
+		{"just under an hour", time.Hour - time.Second, "59:59", "m:ss below an hour"},
+		{"an hour", time.Hour, "1:00:00", "h:mm:ss from an hour on, exactly"},
+		{"rounds up to an hour", time.Hour - 400*time.Millisecond, "1:00:00", "rounded to the second first"},
+		{"an hour and a second", time.Hour + time.Second, "1:00:01", "h:mm:ss"},
+	} {
+		if got := formatClock(c.d); got != c.want {
+			t.Errorf("%s: formatClock(%v) = %q, want %q: %s", c.name, c.d, got, c.want, c.reason)
+		}
+	}
+}
+
+// TestRenderBarWidth: a line shorter than barLineWidth is padded to it with
+// spaces, so that a redraw over "\r" covers a longer line drawn before; a
+// longer one is left as is. Before the first byte there is no rate or ETA.
+func TestRenderBarWidth(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		read, total int64
+		elapsed     time.Duration
+		text        string // the line without its padding
+		reason      string
+	}{
+		{"nothing read yet", 0, 100, 0, "[>                             ]   0.0%  0 B / 100 B  -  ETA -", "no time, no rate"},
+		{"nothing read after a second", 0, 100, time.Second, "[>                             ]   0.0%  0 B / 100 B  -  ETA -", "no byte, no rate"},
+		{"short line", 50, 100, time.Second, "[===============>              ]  50.0%  50 B / 100 B  50 B/s  ETA 0:01", "padded to the width"},
+		{"long line", 25 << 20, 100 << 20, 5 * time.Second, "[=======>                      ]  25.0%  25.00 MiB / 100.00 MiB  5.00 MiB/s  ETA 0:15", "wider than the padding"},
+	} {
+		got := renderBar(c.read, c.total, c.elapsed)
+		want := c.text
+		if len(want) < barLineWidth {
+			want += strings.Repeat(" ", barLineWidth-len(want))
+		}
+		if got != want {
+			t.Errorf("%s: renderBar = %q\nwant %q: %s", c.name, got, want, c.reason)
+		}
+	}
+}
+
+// TestProgressTotalAfterReread: a JSONL trace a stream cannot take, read
+// from a non-zero offset (standard input redirected from a file already
+// partly read), is read again from that offset: the bytes from there to the
+// end are added to the total, so a bar that read it all stands at 100%.
+func TestProgressTotalAfterReread(t *testing.T) {
+	const prefix = "already read by someone else\n"
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteString(testMeta + "\n")
+	for _, ts := range []uint64{10, 30, 20, 40} { // 30 before 20: out of order
+		b.WriteString(memRec(ts, "alloc", fmt.Sprint("t", ts), "", "cuda:0", 100, "activation") + "\n")
+	}
+	path := t.TempDir() + "/trace.jsonl"
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	start, err := f.Seek(int64(len(prefix)), io.SeekStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(b.Len())
+	now := time.Unix(0, 0)
+	p := &progress{w: io.Discard, total: size - start, start: now, now: func() time.Time { return now }}
+	tr, err := analyze(&source{name: stdinName, r: f, size: size}, loadOptions{noSpans: true}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.profile.Summary.AllocCount != 4 {
+		t.Errorf("%d allocations, want 4", tr.profile.Summary.AllocCount)
+	}
+	if read := p.read.Load(); read != p.total || read%(size-start) != 0 || read < 2*(size-start) {
+		t.Errorf("read %d bytes of a total of %d; want the %d bytes from the offset read more than once, and a total of as much", read, p.total, size-start)
 	}
 }

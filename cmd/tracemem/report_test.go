@@ -6,12 +6,16 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,6 +262,7 @@ func TestNiceAxes(t *testing.T) {
 		{1300 * mib, "GiB", "0.0 0.5 1.0 1.5", "1.27 GiB: GiB unit, the axis ends above the top"},
 		{80 * gib, "GiB", "0 20 40 60 80", "80 GiB: steps of 20"},
 		{0, "MiB", "0.0 0.2 0.4 0.6 0.8 1.0", "an empty device gets a 1 MiB axis"},
+		{gib, "GiB", "0.0 0.2 0.4 0.6 0.8 1.0", "exactly 1 GiB: GiB from 1 GiB on"},
 	}
 	for _, c := range cases {
 		ax := niceAxis(c.top)
@@ -356,5 +361,534 @@ func runWithTimeout(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
 		cmd.Process.Kill()
 		<-done
 		return out.Bytes(), errors.New("timed out")
+	}
+}
+
+// reportOf writes trace as a file, runs report on it with args and returns
+// the file's path and the report.
+func reportOf(t *testing.T, trace string, args ...string) (string, []byte) {
+	t.Helper()
+	path := writeFile(t, t.TempDir(), "trace.jsonl", []byte(trace))
+	_, data := writeReportFile(t, append(args, path)...)
+	return path, data
+}
+
+// reportTable is one table of a report: the text of the <h2> before it and
+// the text of the cells of each row (header rows included).
+type reportTable struct {
+	heading string
+	rows    [][]string
+}
+
+// svgElem is one element inside a chart: its name, attributes and text.
+type svgElem struct {
+	name  string
+	attrs map[string]string
+	text  string
+}
+
+// reportChart is one <svg> of a report and the elements inside it.
+type reportChart struct {
+	device string
+	elems  []*svgElem
+}
+
+// parseReport reads the tables and the charts of a report.
+func parseReport(t *testing.T, doc []byte) (tables []reportTable, charts []reportChart) {
+	t.Helper()
+	checkWellFormed(t, doc)
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	var heading strings.Builder
+	var stack []*svgElem // open elements inside the current <svg>
+	inH2, inSVG := false, false
+	var cell *strings.Builder
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return tables, charts
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			attrs := map[string]string{}
+			for _, a := range el.Attr {
+				attrs[a.Name.Local] = a.Value
+			}
+			switch {
+			case inSVG:
+				e := &svgElem{name: el.Name.Local, attrs: attrs}
+				charts[len(charts)-1].elems = append(charts[len(charts)-1].elems, e)
+				stack = append(stack, e)
+			case el.Name.Local == "svg":
+				inSVG = true
+				charts = append(charts, reportChart{device: attrs["data-device"]})
+			case el.Name.Local == "h2":
+				inH2 = true
+				heading.Reset()
+			case el.Name.Local == "table":
+				tables = append(tables, reportTable{heading: heading.String()})
+			case el.Name.Local == "tr":
+				tb := &tables[len(tables)-1]
+				tb.rows = append(tb.rows, nil)
+			case el.Name.Local == "td" || el.Name.Local == "th":
+				cell = &strings.Builder{}
+			}
+		case xml.EndElement:
+			switch {
+			case inSVG && el.Name.Local == "svg":
+				inSVG, stack = false, nil
+			case inSVG:
+				stack = stack[:len(stack)-1]
+			case el.Name.Local == "h2":
+				inH2 = false
+			case el.Name.Local == "td" || el.Name.Local == "th":
+				tb := &tables[len(tables)-1]
+				tb.rows[len(tb.rows)-1] = append(tb.rows[len(tb.rows)-1], cell.String())
+				cell = nil
+			}
+		case xml.CharData:
+			switch {
+			case inSVG && len(stack) > 0:
+				stack[len(stack)-1].text += string(el)
+			case inH2:
+				heading.Write(el)
+			case cell != nil:
+				cell.Write(el)
+			}
+		}
+	}
+}
+
+// findTable returns the table whose heading starts with prefix.
+func findTable(t *testing.T, tables []reportTable, prefix string) reportTable {
+	t.Helper()
+	for _, tb := range tables {
+		if strings.HasPrefix(tb.heading, prefix) {
+			return tb
+		}
+	}
+	t.Fatalf("no table under a heading %q...", prefix)
+	return reportTable{}
+}
+
+// find returns the elements of c named name whose attributes include all of
+// attrs (given as name, value pairs).
+func (c reportChart) find(name string, attrs ...string) []*svgElem {
+	var out []*svgElem
+next:
+	for _, e := range c.elems {
+		if e.name != name {
+			continue
+		}
+		for i := 0; i+1 < len(attrs); i += 2 {
+			if e.attrs[attrs[i]] != attrs[i+1] {
+				continue next
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// yScale returns what one byte is in user units of the chart's y axis and
+// the axis unit name, read from the chart itself: the axis unit (the rotated
+// text), and the label of the grid line at the top of the plot (y = chartTop).
+func (c reportChart) yScale(t *testing.T) (maxBytes float64, unit string) {
+	t.Helper()
+	for _, e := range c.elems {
+		if e.name == "text" && strings.HasPrefix(e.attrs["transform"], "rotate(-90") {
+			unit = e.text
+		}
+	}
+	unitBytes := map[string]float64{"MiB": mib, "GiB": gib}[unit]
+	if unitBytes == 0 {
+		t.Fatalf("chart of %s: y axis unit %q", c.device, unit)
+	}
+	// The label of a grid line is the text right after it.
+	for i, e := range c.elems {
+		if e.name == "line" && e.attrs["stroke"] == "#e4e4e4" && e.attrs["y1"] == fmt.Sprintf("%.1f", chartTop) && i+1 < len(c.elems) {
+			v, err := strconv.ParseFloat(c.elems[i+1].text, 64)
+			if err != nil {
+				t.Fatalf("chart of %s: top tick label %q", c.device, c.elems[i+1].text)
+			}
+			return v * unitBytes, unit
+		}
+	}
+	t.Fatalf("chart of %s: no grid line at the top of the plot", c.device)
+	return 0, ""
+}
+
+// pathVertices returns the vertices of an SVG path made of absolute M, H, V
+// and Z commands.
+func pathVertices(t *testing.T, d string) [][2]float64 {
+	t.Helper()
+	var vs [][2]float64
+	var cur [2]float64
+	for _, m := range regexp.MustCompile(`([MHVZ])\s*([-0-9.]*)(?:\s+([-0-9.]+))?`).FindAllStringSubmatch(d, -1) {
+		num := func(s string) float64 {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatalf("path %q: bad number %q", d, s)
+			}
+			return v
+		}
+		switch m[1] {
+		case "M":
+			cur = [2]float64{num(m[2]), num(m[3])}
+		case "H":
+			cur[0] = num(m[2])
+		case "V":
+			cur[1] = num(m[2])
+		case "Z":
+			continue
+		}
+		vs = append(vs, cur)
+	}
+	return vs
+}
+
+// crossings returns the y of every horizontal edge of the path through vs
+// (closed when closed) that spans x.
+func crossings(vs [][2]float64, closed bool, x float64) []float64 {
+	var ys []float64
+	n := len(vs)
+	last := n - 1
+	if closed {
+		last = n
+	}
+	for i := 0; i < last; i++ {
+		a, b := vs[i], vs[(i+1)%n]
+		if a[1] == b[1] && min(a[0], b[0]) < x && x < max(a[0], b[0]) {
+			ys = append(ys, a[1])
+		}
+	}
+	return ys
+}
+
+// near says whether a drawn coordinate (printed to 0.1) is v.
+func near(got, v float64) bool { return math.Abs(got-v) <= 0.051 }
+
+// TestReportChartGeometry: each category's band sits on the one below, the stack tops out at the live bytes, x scales to the axis end and every path runs to it, so the chart shows what is live when.
+func TestReportChartGeometry(t *testing.T) {
+	// cuda:0: every category's amount and the ones below it change, and its
+	// last point (80 ns) is before the axis end (100 ns, on cuda:1). The
+	// axis end is small so that scaling x by one ns more shows.
+	trace := rootTrace(
+		memRec(10, "alloc", "p1", "root", "cuda:0", 4*mib, "parameter"),
+		memRec(20, "alloc", "a1", "root", "cuda:0", 2*mib, "activation"),
+		memRec(30, "alloc", "g1", "root", "cuda:0", 1*mib, "gradient"),
+		memRec(40, "alloc", "a2", "root", "cuda:0", 3*mib, "activation"),
+		memRec(50, "free", "a1", "root", "cuda:0", 2*mib, "activation"),
+		memRec(60, "free", "p1", "root", "cuda:0", 4*mib, "parameter"),
+		memRec(70, "alloc", "o1", "root", "cuda:0", 1*mib, "optimizer"),
+		memRec(80, "free", "g1", "root", "cuda:0", 1*mib, "gradient"),
+		memRec(100, "alloc", "b1", "root", "cuda:1", 1*mib, "activation"),
+	)
+	path, data := reportOf(t, trace)
+	_, want := wantAnalysis(t, path, tracemem.Options{})
+	_, charts := parseReport(t, data)
+	if len(charts) != 2 {
+		t.Fatalf("%d charts, want 2", len(charts))
+	}
+	tEnd := uint64(0)
+	for _, pt := range want.Timeline {
+		tEnd = max(tEnd, pt.TimestampNs)
+	}
+	xOf := func(ns uint64) float64 { return chartLeft + plotW*float64(ns)/float64(tEnd) }
+	axisEnd := chartLeft + plotW
+	for _, c := range charts {
+		var pts []tracemem.TimelinePoint
+		for _, pt := range want.Timeline {
+			if pt.Device == c.device {
+				pts = append(pts, pt)
+			}
+		}
+		maxBytes, _ := c.yScale(t)
+		yOf := func(v uint64) float64 { return chartTop + plotH - plotH*float64(v)/maxBytes }
+
+		live := c.find("path", "class", "live")
+		if len(live) != 1 {
+			t.Fatalf("%s: %d live outlines", c.device, len(live))
+		}
+		lv := pathVertices(t, live[0].attrs["d"])
+		if first := lv[0]; !near(first[0], xOf(pts[0].TimestampNs)) || !near(first[1], yOf(pts[0].LiveBytes)) {
+			t.Errorf("%s: the live outline starts at %v, want (%.1f, %.1f)", c.device, first, xOf(pts[0].TimestampNs), yOf(pts[0].LiveBytes))
+		}
+		if last := lv[len(lv)-1]; !near(last[0], axisEnd) {
+			t.Errorf("%s: the live outline ends at x %.1f, want the axis end %.1f", c.device, last[0], axisEnd)
+		}
+		areas := map[tracemem.Category][][2]float64{}
+		for _, cat := range tracemem.Categories {
+			present := false
+			for _, pt := range pts {
+				present = present || pt.ByCategory.Get(cat) > 0
+			}
+			found := c.find("path", "class", "area", "data-category", cat.String())
+			if !present {
+				if len(found) != 0 {
+					t.Errorf("%s: an area for %s, which has no bytes there", c.device, cat)
+				}
+				continue
+			}
+			if len(found) != 1 {
+				t.Fatalf("%s: %d areas for %s, want 1", c.device, len(found), cat)
+			}
+			vs := pathVertices(t, found[0].attrs["d"])
+			areas[cat] = vs
+			minX, maxX := vs[0][0], vs[0][0]
+			for _, v := range vs {
+				minX, maxX = min(minX, v[0]), max(maxX, v[0])
+			}
+			if !near(minX, xOf(pts[0].TimestampNs)) || !near(maxX, axisEnd) {
+				t.Errorf("%s: the %s area spans x %.1f to %.1f, want %.1f to the axis end %.1f", c.device, cat, minX, maxX, xOf(pts[0].TimestampNs), axisEnd)
+			}
+		}
+
+		for i, pt := range pts {
+			// Point i holds from its x to the next point's (the axis end after the last).
+			x0, x1 := xOf(pt.TimestampNs), axisEnd
+			if i+1 < len(pts) {
+				x1 = xOf(pts[i+1].TimestampNs)
+			}
+			if x1-x0 < 1 {
+				continue
+			}
+			mid := (x0 + x1) / 2
+			if ys := crossings(lv, false, mid); len(ys) != 1 || !near(ys[0], yOf(pt.LiveBytes)) {
+				t.Errorf("%s point %d (%d ns): the live outline is at y %v, want %.1f (%d bytes)", c.device, i, pt.TimestampNs, ys, yOf(pt.LiveBytes), pt.LiveBytes)
+			}
+			below, prevTop := uint64(0), yOf(0)
+			for _, cat := range tracemem.Categories {
+				vs, ok := areas[cat]
+				if !ok {
+					continue
+				}
+				ys := crossings(vs, true, mid)
+				if len(ys) != 2 {
+					t.Errorf("%s point %d: the %s area crosses x %.1f %d times, want 2 (its top and bottom)", c.device, i, cat, mid, len(ys))
+					continue
+				}
+				top, bottom := min(ys[0], ys[1]), max(ys[0], ys[1])
+				own := pt.ByCategory.Get(cat)
+				if !near(bottom, prevTop) {
+					t.Errorf("%s point %d (%d ns): the %s area's bottom is at y %.1f, not on the top of the band below (%.1f)", c.device, i, pt.TimestampNs, cat, bottom, prevTop)
+				}
+				if !near(top, yOf(below+own)) {
+					t.Errorf("%s point %d (%d ns): the %s area's top is at y %.1f, want %.1f (%d bytes below it + %d of its own)", c.device, i, pt.TimestampNs, cat, top, yOf(below+own), below, own)
+				}
+				below, prevTop = below+own, top
+			}
+			if below != pt.LiveBytes || !near(prevTop, yOf(pt.LiveBytes)) {
+				t.Errorf("%s point %d: the stack ends at y %.1f (%d bytes), want the live bytes at %.1f (%d)", c.device, i, prevTop, below, yOf(pt.LiveBytes), pt.LiveBytes)
+			}
+		}
+	}
+}
+
+// TestReportCapacityLine: a capacity up to 2 × the peak (inclusive) is drawn inside the plot at its height, a higher one only named "(above the chart)", so the line is never off the chart nor the areas flattened.
+func TestReportCapacityLine(t *testing.T) {
+	cases := []struct {
+		name           string
+		peak, capacity uint64
+		drawn          bool
+		reason         string
+	}{
+		{"equal", gib, gib, true, "a capacity equal to the peak is drawn at the top of the axis"},
+		{"1.5x", gib, 3 * gib / 2, true, "a capacity between the peak and 2 × the peak is drawn"},
+		{"2x", gib, 2 * gib, true, "exactly 2 × the peak is still drawn (the limit is inclusive)"},
+		{"2x+4", gib, 2*gib + 4, false, "above 2 × the peak the capacity is not drawn to scale"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, data := reportOf(t, rootTrace(
+				capRec(5, "cuda:0", c.capacity),
+				memRec(10, "alloc", "a", "root", "cuda:0", c.peak, "activation"),
+				memRec(20, "free", "a", "root", "cuda:0", c.peak, "activation"),
+			))
+			_, charts := parseReport(t, data)
+			if len(charts) != 1 {
+				t.Fatalf("%d charts, want 1", len(charts))
+			}
+			ch := charts[0]
+			lines := ch.find("line", "class", "capacity")
+			above := strings.Contains(string(data), "capacity "+formatBytes(c.capacity)+" (above the chart)")
+			if !c.drawn {
+				if len(lines) != 0 || !above {
+					t.Errorf("%s: %d capacity lines, named above the chart: %v; want none, named", c.reason, len(lines), above)
+				}
+				return
+			}
+			if len(lines) != 1 || above || strings.Contains(string(data), "(above the chart)") {
+				t.Fatalf("%s: %d capacity lines, named above the chart: %v; want 1, not named", c.reason, len(lines), above)
+			}
+			maxBytes, _ := ch.yScale(t)
+			want := chartTop + plotH - plotH*float64(c.capacity)/maxBytes
+			y1, err1 := strconv.ParseFloat(lines[0].attrs["y1"], 64)
+			y2, err2 := strconv.ParseFloat(lines[0].attrs["y2"], 64)
+			if err1 != nil || err2 != nil || y1 != y2 || y1 < chartTop || y1 > chartTop+plotH || !near(y1, want) {
+				t.Errorf("%s: the capacity line is at y1 %q y2 %q, want both %.1f inside the plot [%g, %g]", c.reason, lines[0].attrs["y1"], lines[0].attrs["y2"], want, chartTop, chartTop+plotH)
+			}
+			if texts := ch.find("text", "fill", "#d62728"); !slices.ContainsFunc(texts, func(e *svgElem) bool { return e.text == "capacity "+formatBytes(c.capacity) }) {
+				t.Errorf("%s: the capacity line is not labelled", c.reason)
+			}
+		})
+	}
+}
+
+// TestReportPeakLabelAnchor: the peak label goes right of the peak unless the peak is in the right 30% of the plot, so it stays inside the chart without covering the areas before the peak.
+func TestReportPeakLabelAnchor(t *testing.T) {
+	cases := []struct {
+		name   string
+		peakNs uint64 // on a time axis of 100 ns
+		anchor string
+		reason string
+	}{
+		{"left", 10, "start", "a peak at 10% has room on its right"},
+		{"middle", 50, "start", "a peak at 50% has room on its right"},
+		{"before70", 69, "start", "a peak at 69% is left of the 70% limit"},
+		{"after70", 71, "end", "a peak at 71% is in the right 30%: the label goes left"},
+		{"end", 95, "end", "a peak at 95% would push a right-hand label off the chart"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, data := reportOf(t, rootTrace(
+				memRec(c.peakNs, "alloc", "a", "root", "cuda:0", 8*mib, "activation"),
+				memRec(c.peakNs+1, "free", "a", "root", "cuda:0", 8*mib, "activation"),
+				memRec(100, "alloc", "b", "root", "cuda:0", 4, "activation"),
+			))
+			_, charts := parseReport(t, data)
+			var labels []*svgElem
+			for _, e := range charts[0].find("text", "fill", "#d62728") {
+				if strings.HasPrefix(e.text, "peak ") {
+					labels = append(labels, e)
+				}
+			}
+			if len(labels) != 1 {
+				t.Fatalf("%s: %d peak labels, want 1", c.reason, len(labels))
+			}
+			px := chartLeft + plotW*float64(c.peakNs)/100
+			x, _ := strconv.ParseFloat(labels[0].attrs["x"], 64)
+			if got := labels[0].attrs["text-anchor"]; got != c.anchor || (c.anchor == "start") != (x > px) {
+				t.Errorf("%s: the label is anchored at its %s at x %.1f (peak at %.1f), want its %s", c.reason, got, x, px, c.anchor)
+			}
+		})
+	}
+}
+
+// TestReportAxisUnit: the y axis is in GiB from exactly 1 GiB on and in MiB below, as documented, so a 1 GiB peak is not labelled 1024 MiB.
+func TestReportAxisUnit(t *testing.T) {
+	cases := []struct {
+		name   string
+		peak   uint64
+		unit   string
+		top    float64 // bytes at the top of the axis
+		reason string
+	}{
+		{"1GiB", gib, "GiB", gib, "a peak of exactly 1 GiB: GiB axis up to 1.0"},
+		{"below1GiB", gib - 4, "MiB", 1500 * mib, "4 bytes less than 1 GiB: MiB axis, steps of 500"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, data := reportOf(t, rootTrace(
+				memRec(10, "alloc", "a", "root", "cuda:0", c.peak, "activation"),
+				memRec(20, "free", "a", "root", "cuda:0", c.peak, "activation"),
+			))
+			_, charts := parseReport(t, data)
+			maxBytes, unit := charts[0].yScale(t)
+			if unit != c.unit || maxBytes != c.top {
+				t.Errorf("%s: axis in %s up to %g bytes, want %s up to %g", c.reason, unit, maxBytes, c.unit, c.top)
+			}
+		})
+	}
+}
+
+// TestReportTables: the Devices table shows each device's allocs and frees in their own columns and the tables hold the default 50 allocations and 30 nodes, as documented, on the sample which has more of each.
+func TestReportTables(t *testing.T) {
+	_, want := wantAnalysis(t, sample(t), tracemem.Options{MaxTimelinePoints: 2000})
+	_, data := writeReportFile(t, sample(t))
+	tables, _ := parseReport(t, data)
+
+	devices := findTable(t, tables, "Devices")
+	col := map[string]int{}
+	for i, h := range devices.rows[0] {
+		col[h] = i
+	}
+	differ := false
+	for _, d := range want.ByDevice {
+		differ = differ || d.AllocCount != d.FreeCount
+		found := false
+		for _, r := range devices.rows[1:] {
+			if r[col["device"]] != d.Device {
+				continue
+			}
+			found = true
+			if r[col["allocs"]] != strconv.FormatUint(uint64(d.AllocCount), 10) || r[col["frees"]] != strconv.FormatUint(uint64(d.FreeCount), 10) {
+				t.Errorf("%s: allocs %s frees %s, want %d and %d", d.Device, r[col["allocs"]], r[col["frees"]], d.AllocCount, d.FreeCount)
+			}
+		}
+		if !found {
+			t.Errorf("no row for device %s", d.Device)
+		}
+	}
+	if !differ {
+		t.Fatalf("the sample has as many allocs as frees on every device: the check cannot tell the columns apart")
+	}
+
+	const topAllocations, topNodes = 50, 30
+	if len(want.PeakBreakdown) <= topAllocations {
+		t.Fatalf("the sample has %d allocations at the peak, want more than %d", len(want.PeakBreakdown), topAllocations)
+	}
+	allocs := findTable(t, tables, "Top ")
+	tcol := slices.Index(allocs.rows[0], "tensor")
+	if got := len(allocs.rows) - 1; got != topAllocations {
+		t.Errorf("%d top allocations, want %d", got, topAllocations)
+	}
+	for i, r := range allocs.rows[1:] {
+		if i < len(want.PeakBreakdown) && r[tcol] != want.PeakBreakdown[i].TensorID {
+			t.Errorf("top allocation %d is %s, want %s", i, r[tcol], want.PeakBreakdown[i].TensorID)
+			break
+		}
+	}
+
+	tr, err := loadOne(&env{}, sample(t), loadOptions{opts: tracemem.Options{MaxTimelinePoints: 2000}, wantNodes: true, wantOps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withPeak := 0
+	for _, m := range tr.nodes {
+		if m.PeakBytes > 0 {
+			withPeak++
+		}
+	}
+	if withPeak <= topNodes {
+		t.Fatalf("the sample has %d nodes with a peak, want more than %d", withPeak, topNodes)
+	}
+	if got := len(findTable(t, tables, "Nodes").rows) - 1; got != topNodes {
+		t.Errorf("%d nodes, want %d", got, topNodes)
+	}
+}
+
+// TestReportPointsPerDevice: by default a device keeps 2000 timeline points (4000 points in windows of 2), so the chart keeps the detail the default promises.
+func TestReportPointsPerDevice(t *testing.T) {
+	const pairs = 2000 // an alloc and a free each: 4000 points
+	recs := make([]string, 0, 2*pairs)
+	for i := range uint64(pairs) {
+		bytes := 4 * (1 + i%97)
+		recs = append(recs, memRec(10*i+1, "alloc", "t", "root", "cuda:0", bytes, "activation"), memRec(10*i+5, "free", "t", "root", "cuda:0", bytes, "activation"))
+	}
+	path, data := reportOf(t, rootTrace(recs...))
+	if _, all := wantAnalysis(t, path, tracemem.Options{}); len(all.Timeline) != 2*pairs {
+		t.Fatalf("the trace has %d points, want %d", len(all.Timeline), 2*pairs)
+	}
+	_, charts := parseReport(t, data)
+	live := charts[0].find("path", "class", "live")
+	if len(live) != 1 {
+		t.Fatalf("%d live outlines", len(live))
+	}
+	// One M for the first point, then an H...V step per further point.
+	if got := 1 + strings.Count(live[0].attrs["d"], "V"); got != 2000 {
+		t.Errorf("the live outline has %d points, want 2000", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -140,6 +141,8 @@ func TestRecordKind(t *testing.T) {
 		{`{"name": "kind", "kind": "span_start"}`, "span_start", `"kind" as a value is not taken for the member`},
 		{`{"tags": {"kind": "x"}, "kind": "meta"}`, "meta", "the member of a nested object is not the record's"},
 		{`{"a": ["kind", {"kind": "x"}], "kind": "op"}`, "op", "nor a string or an object in an array"},
+		{`{"a": [1, "kind"], "kind": "op"}`, "op", "a string after a comma inside an array is a value, not a member name"},
+		{`{"a": {"b": [1, "kind"]}, "kind": "op"}`, "op", "nor after a comma in an array in an object"},
 		{`{"name": "a\"kind\": \"x", "kind": "op"}`, "op", "escaped quotes do not end a string"},
 		{`{"name": "a\\", "kind": "op"}`, "op", "an escaped backslash does not escape the quote after it"},
 		{`{"\u006bind": "span_end"}`, "span_end", "a name written with escapes is decoded, as the reader decodes it"},
@@ -332,5 +335,102 @@ func TestTapSurvivesCollectorPanic(t *testing.T) {
 	}
 	if err := tap.wait(); err == nil || !strings.Contains(err.Error(), "internal error") {
 		t.Errorf("wait = %v, want the collector's internal error", err)
+	}
+}
+
+// TestJoinPathElision checks that a path of up to 12 names is printed
+// whole and a deeper one as its first 2 and last 10 names around "…".
+func TestJoinPathElision(t *testing.T) {
+	names := func(n int) []string {
+		var s []string
+		for i := range n {
+			s = append(s, "n"+strconv.Itoa(i))
+		}
+		return s
+	}
+	cases := []struct {
+		name   string
+		depth  int
+		want   string
+		reason string
+	}{
+		{"11", 11, "n0 > n1 > n2 > n3 > n4 > n5 > n6 > n7 > n8 > n9 > n10", "a short path is whole"},
+		{"12", 12, "n0 > n1 > n2 > n3 > n4 > n5 > n6 > n7 > n8 > n9 > n10 > n11", "12 names are the most printed whole"},
+		{"13", 13, "n0 > n1 > … > n3 > n4 > n5 > n6 > n7 > n8 > n9 > n10 > n11 > n12", "13 names lose the third: first 2, …, last 10"},
+		{"14", 14, "n0 > n1 > … > n4 > n5 > n6 > n7 > n8 > n9 > n10 > n11 > n12 > n13", "14 names lose two"},
+	}
+	for _, c := range cases {
+		if got := joinPath(names(c.depth)); got != c.want {
+			t.Errorf("%s names: %s: joinPath = %q, want %q", c.name, c.reason, got, c.want)
+		}
+	}
+}
+
+// TestTapRecordForms checks that the tap collects the span of a record the
+// library's reader accepts in a less usual form, as the reader does.
+func TestTapRecordForms(t *testing.T) {
+	const rest = `"span_kind": "function", "measured": true`
+	cases := []struct {
+		name, span, reason string
+		startNs            uint64
+	}{
+		{"null parent", `{"kind": "span_start", "id": "r", "name": "root", "start_ns": 0, ` + rest + `, "parent_id": null}`,
+			"an explicit null parent_id is absent: a root", 0},
+		{"kind in a nested array", `{"id": "r", "tags": [1, "kind"], "kind": "span_start", "name": "root", "start_ns": 0, ` + rest + `}`,
+			`"kind" after a comma inside an array is a value, not the record's kind`, 0},
+		{"20-digit start_ns", `{"kind": "span_start", "id": "r", "name": "root", "start_ns": 10000000000000000000, ` + rest + `}`,
+			"a start_ns of 20 digits fits in 64 bits", 10000000000000000000},
+		{"largest start_ns", `{"kind": "span_start", "id": "r", "name": "root", "start_ns": 18446744073709551615, ` + rest + `}`,
+			"the largest uint64 is accepted", math.MaxUint64},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := []byte(testMeta + "\n" + c.span + "\n" + `{"kind": "span_end", "id": "r", "duration_ns": 100}` + "\n")
+			doc, err := tracemem.ReadTrace(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("%s: the reader refuses the trace: %v", c.reason, err)
+			}
+			col := newCollector(true)
+			tap := newLineTap(bytes.NewReader(data), col)
+			if _, err := io.Copy(io.Discard, tap); err != nil {
+				t.Fatal(err)
+			}
+			if err := tap.wait(); err != nil {
+				t.Fatal(err)
+			}
+			s, ok := col.tree.span("r")
+			if !ok || s.name != "root" || s.parent != "" || s.startNs != c.startNs || !s.closed {
+				t.Fatalf("%s: collected span r = %+v (found %v), want root, no parent, start %d, closed", c.reason, s, ok, c.startNs)
+			}
+			if got := col.tree.path("r"); got != "root" {
+				t.Errorf("%s: path of r = %q, want root", c.reason, got)
+			}
+			checkCollected(t, col, doc, treeFromDocument(doc))
+		})
+	}
+}
+
+// TestParseUint checks the tap's number parser: up to 20 digits, no overflow.
+func TestParseUint(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     uint64
+		ok       bool
+		reason   string
+	}{
+		{"zero", "0", 0, true, "one digit"},
+		{"19 digits", "9999999999999999999", 9999999999999999999, true, "below 2^64"},
+		{"20 digits", "10000000000000000000", 10000000000000000000, true, "20 digits fit"},
+		{"max", "18446744073709551615", math.MaxUint64, true, "2^64-1 fits"},
+		{"overflow", "18446744073709551616", 0, false, "2^64 overflows"},
+		{"21 digits", "100000000000000000000", 0, false, "21 digits cannot fit"},
+		{"negative", "-1", 0, false, "unsigned"},
+		{"fraction", "1.5", 0, false, "an integer"},
+		{"exponent", "1e3", 0, false, "no exponent"},
+	}
+	for _, c := range cases {
+		if got, ok := parseUint([]byte(c.in)); got != c.want || ok != c.ok {
+			t.Errorf("%s: %s: parseUint(%s) = %d, %v; want %d, %v", c.name, c.reason, c.in, got, ok, c.want, c.ok)
+		}
 	}
 }

@@ -155,3 +155,41 @@ func TestNamesStayOnTheirLine(t *testing.T) {
 		t.Errorf("summary: the run id and tensor id are not escaped:\n%s", got.stdout)
 	}
 }
+
+// TestTableWideRangeEnds checks that the last code point of a wide range,
+// and the characters of the U+30000 plane, take two columns and keep the
+// columns after them aligned.
+func TestTableWideRangeEnds(t *testing.T) {
+	cases := []struct {
+		name   string
+		s      string
+		want   int
+		reason string
+	}{
+		{"last Hangul syllable", "\uD7A3", 2, "U+D7A3 ends the Hangul syllables range and is wide"},
+		{"first Hangul syllable", "\uAC00", 2, "U+AC00 starts it"},
+		{"last CJK ideograph", "\u9FFF", 2, "U+9FFF ends the CJK unified ideographs"},
+		{"plane 3 start", "\U00030000", 2, "U+30000 starts the tertiary ideographic plane"},
+		{"plane 3 end", "\U0003FFFD", 2, "U+3FFFD ends it"},
+		{"plane 2 end", "\U0002FFFD", 2, "U+2FFFD ends the supplementary ideographic plane"},
+	}
+	for _, c := range cases {
+		if got := displayWidth(c.s); got != c.want {
+			t.Errorf("%s: %s: displayWidth(%U) = %d, want %d", c.name, c.reason, []rune(c.s)[0], got, c.want)
+		}
+	}
+	tb := newTable("NODE", "PATH")
+	tb.add("\uD7A3\uD7A3", "x") // 4 columns
+	tb.add("\U00030000\U00030001", "y")
+	tb.add("abcd", "z")
+	var b bytes.Buffer
+	tb.write(&b, "")
+	want := "" +
+		"NODE  PATH\n" +
+		"\uD7A3\uD7A3  x\n" +
+		"\U00030000\U00030001  y\n" +
+		"abcd  z\n"
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant (every PATH at column 7):\n%s", b.String(), want)
+	}
+}

@@ -1,0 +1,210 @@
+// nodes_test.go holds the tests of the nodes subcommand's text: which nodes are listed, their order, their count and their names.
+
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracemem/tracemem"
+)
+
+// nodeRow is one row of the nodes table.
+type nodeRow struct{ kind, node, path string }
+
+// nodesOutput runs nodes with args on trace and returns its second line
+// (what was listed) and the rows of its table.
+func nodesOutput(t *testing.T, trace string, args ...string) (string, []nodeRow) {
+	t.Helper()
+	path := writeFile(t, t.TempDir(), "trace.jsonl", []byte(trace))
+	r := runCmd(t, nil, append(append([]string{"nodes"}, args...), path)...)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("nodes %q: exit %d, stderr %q", args, r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("nodes %q: stdout %q", args, r.stdout)
+	}
+	var rows []nodeRow
+	sep := regexp.MustCompile(` {2,}`)
+	in := false
+	for _, line := range lines {
+		if strings.HasPrefix(strings.TrimSpace(line), "PEAK  ") {
+			in = true
+			continue
+		}
+		if in {
+			f := sep.Split(strings.TrimSpace(line), -1)
+			if len(f) != 6 {
+				t.Fatalf("nodes %q: row %q has %d columns, want 6", args, line, len(f))
+			}
+			rows = append(rows, nodeRow{kind: f[3], node: f[4], path: f[5]})
+		}
+	}
+	return lines[1], rows
+}
+
+func rowNodes(rows []nodeRow) []string {
+	var keys []string
+	for _, r := range rows {
+		keys = append(keys, r.node)
+	}
+	return keys
+}
+
+// TestNodesListsOnlyNonZero checks that nodes lists the nodes whose metric
+// is > 0 and counts the others in "; N with 0 not listed", against the
+// library's node metrics.
+func TestNodesListsOnlyNonZero(t *testing.T) {
+	// A requests 100 bytes by its op; B allocates 60 bytes without an op
+	// record, so it requests none; C allocates nothing.
+	trace := jsonlTrace(
+		startRec("A", "A", "", 0), opRec(1, "A", "mm", "x", 100),
+		memRec(1, "alloc", "x", "A", "cuda:0", 100, "activation"), memRec(2, "free", "x", "A", "cuda:0", 100, "activation"), endRec("A", 5),
+		startRec("B", "B", "", 10), memRec(11, "alloc", "y", "B", "cuda:0", 60, "activation"), endRec("B", 5),
+		startRec("C", "C", "", 20), endRec("C", 5))
+	doc, _ := gapProfile(t, trace)
+	metrics := tracemem.NodeMemoryMetrics(doc, nil)
+	cases := []struct {
+		name   string
+		by     nodeSort
+		reason string
+	}{
+		{"bytes", sortBytes, "B and C request nothing: two not listed"},
+		{"peak", sortPeak, "only C has no peak: one not listed"},
+		{"residual", sortResidual, "only B keeps bytes live at its end: three not listed"},
+	}
+	seenOne := false
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var want []string
+			zero := 0
+			for k, m := range metrics {
+				if c.by.metric(m) > 0 {
+					want = append(want, k)
+				} else {
+					zero++
+				}
+			}
+			seenOne = seenOne || zero == 1
+			head, rows := nodesOutput(t, trace, "--sort", string(c.by))
+			got := rowNodes(rows)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: listed %q, want the nodes with %s > 0: %q", c.reason, got, c.by, want)
+			}
+			wantHead := fmt.Sprintf("top %d of %d nodes by ", len(want), len(metrics))
+			if zero > 0 {
+				if !strings.HasPrefix(head, wantHead) || !strings.HasSuffix(head, fmt.Sprintf("; %d with 0 not listed", zero)) {
+					t.Errorf("%s: header %q, want %q... ending in \"; %d with 0 not listed\"", c.reason, head, wantHead, zero)
+				}
+			} else if !strings.HasPrefix(head, wantHead) || strings.Contains(head, "not listed") {
+				t.Errorf("%s: header %q, want %q... and no \"not listed\"", c.reason, head, wantHead)
+			}
+		})
+	}
+	if !seenOne {
+		t.Errorf("no case has exactly one node with 0; the test wants one")
+	}
+}
+
+// TestNodesTieBreak checks the documented order of nodes: by the metric,
+// then peak, residual and bytes (most first), then by key.
+func TestNodesTieBreak(t *testing.T) {
+	// A: bytes 100, peak 100, residual 0 (its tensor is freed); B: bytes
+	// 100 (60 + 40), peak 60, residual 40; each op node as its tensor.
+	trace := jsonlTrace(
+		startRec("A", "A", "", 0), opRec(1, "A", "op", "x", 100),
+		memRec(1, "alloc", "x", "A", "cuda:0", 100, "activation"), memRec(2, "free", "x", "A", "cuda:0", 100, "activation"), endRec("A", 5),
+		startRec("B", "B", "", 10), opRec(11, "B", "op", "y", 60), opRec(13, "B", "op", "z", 40),
+		memRec(11, "alloc", "y", "B", "cuda:0", 60, "activation"), memRec(12, "free", "y", "B", "cuda:0", 60, "activation"), memRec(13, "alloc", "z", "B", "cuda:0", 40, "activation"), endRec("B", 5))
+	cases := []struct {
+		name   string
+		by     nodeSort
+		want   []string
+		reason string
+	}{
+		{"bytes", sortBytes, []string{"A", "A/op/0", "B", "B/op/0", "B/op/1"},
+			"A and B both request 100 bytes: A's peak (100) beats B's (60) before B's residual (40) counts; A and A/op/0 tie on every figure and go by key"},
+		{"peak", sortPeak, []string{"A", "A/op/0", "B", "B/op/0", "B/op/1"},
+			"B and B/op/0 both peak at 60: B's residual (40) puts it first"},
+		{"residual", sortResidual, []string{"B", "B/op/1"},
+			"B and B/op/1 both keep 40 bytes: B's peak (60) puts it first"},
+	}
+	for _, c := range cases {
+		_, rows := nodesOutput(t, trace, "--sort", string(c.by))
+		if got := rowNodes(rows); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s: order %q, want %q", c.name, c.reason, got, c.want)
+		}
+	}
+}
+
+// TestNodesDefaultTop checks that nodes lists at most 20 nodes unless --top says otherwise.
+func TestNodesDefaultTop(t *testing.T) {
+	var lines []string
+	for i := range uint64(25) {
+		id := fmt.Sprintf("s%02d", i)
+		lines = append(lines, startRec(id, id, "", 10*i), memRec(10*i+1, "alloc", "t"+id, id, "cuda:0", 4*(i+1), "activation"), endRec(id, 5))
+	}
+	trace := jsonlTrace(lines...)
+	cases := []struct {
+		name   string
+		args   []string
+		want   int
+		reason string
+	}{
+		{"default", nil, 20, "the default --top is 20"},
+		{"top 25", []string{"--top", "25"}, 25, "--top raises it"},
+		{"top 3", []string{"--top", "3"}, 3, "--top lowers it"},
+	}
+	for _, c := range cases {
+		head, rows := nodesOutput(t, trace, c.args...)
+		if len(rows) != c.want || !strings.HasPrefix(head, fmt.Sprintf("top %d of 25 nodes", c.want)) {
+			t.Errorf("%s: %s: %d rows, header %q; want %d of 25", c.name, c.reason, len(rows), head, c.want)
+		}
+	}
+}
+
+// TestNodesOpNames checks how op nodes are named in the PATH column: by the
+// op name at their index, however many digits it has, for stray ops too,
+// with the key split at its last "/op/".
+func TestNodesOpNames(t *testing.T) {
+	lines := []string{startRec("s", "step", "", 0)}
+	for i := range uint64(12) {
+		lines = append(lines, opRec(i+1, "s", fmt.Sprintf("op%d", i), fmt.Sprint("t", i), 100+i))
+	}
+	lines = append(lines,
+		opRec(20, "ghost", "ghostop", "g", 500),
+		startRec("a/op/b", "a/op/b", "", 30), opRec(31, "a/op/b", "mm", "m", 300))
+	for i := range 12 {
+		lines = append(lines, fmt.Sprintf(`{"kind": "memory", "timestamp_ns": %d, "tensor_id": "t%d", "span_id": "s", "device": "cuda:0", "bytes": %d, "action": "alloc", "shape": [%d], "dtype": "u8", "category": "activation"}`, i+1, i, 100+i, 100+i))
+	}
+	lines = append(lines,
+		`{"kind": "memory", "timestamp_ns": 20, "tensor_id": "g", "span_id": "ghost", "device": "cuda:0", "bytes": 500, "action": "alloc", "shape": [500], "dtype": "u8", "category": "activation"}`,
+		`{"kind": "memory", "timestamp_ns": 31, "tensor_id": "m", "span_id": "a/op/b", "device": "cuda:0", "bytes": 300, "action": "alloc", "shape": [300], "dtype": "u8", "category": "activation"}`,
+		endRec("a/op/b", 5), endRec("s", 100))
+	_, rows := nodesOutput(t, jsonlTrace(lines...), "--top", "100")
+	paths := map[string]string{}
+	for _, r := range rows {
+		paths[r.node] = r.path
+	}
+	cases := []struct {
+		name, key, want, reason string
+	}{
+		{"one digit", "s/op/9", "step > [op9]", "the op at index 9 is named by its op"},
+		{"two digits", "s/op/10", "step > [op10]", "so is the op at index 10"},
+		{"eleven", "s/op/11", "step > [op11]", "and 11"},
+		{"stray op", "ghost/op/0", "ghost > [ghostop]", "an op of a span the trace lacks is named by its op, after the span id"},
+		{"/op/ in the span id", "a/op/b/op/0", "a/op/b > [mm]", "the key is split at its last /op/"},
+	}
+	for _, c := range cases {
+		got, ok := paths[c.key]
+		if !ok || got != c.want {
+			t.Errorf("%s: %s: node %s has path %q (listed %v), want %q", c.name, c.reason, c.key, got, ok, c.want)
+		}
+	}
+}

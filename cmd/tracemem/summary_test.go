@@ -1,0 +1,174 @@
+// summary_test.go holds the tests of the summary's text: several reports, the files table and the shape column.
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tracemem/tracemem"
+)
+
+// gapProfile analyzes a trace with the library's document path, as the
+// reference the command's output is checked against.
+func gapProfile(t *testing.T, trace string) (*tracemem.TraceDocument, *tracemem.MemoryProfile) {
+	t.Helper()
+	doc, err := tracemem.ReadTrace(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tracemem.Analyze(doc, tracemem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, p
+}
+
+// filesRow is one row of the files table.
+type filesRow struct {
+	marked          bool
+	file, anomalies string
+}
+
+// filesTable parses the files table at the end of a summary of several files.
+func filesTable(t *testing.T, stdout string) []filesRow {
+	t.Helper()
+	const title = "Files (* = highest peak)\n"
+	i := strings.Index(stdout, title)
+	if i < 0 {
+		t.Fatalf("no files table in:\n%s", stdout)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout[i+len(title):], "\n"), "\n")
+	var rows []filesRow
+	for _, line := range lines[1:] { // lines[0] is the header
+		if len(line) < 4 || !strings.HasPrefix(line, "  ") {
+			t.Fatalf("files table row %q: not indented", line)
+		}
+		f := strings.Fields(line[3:])
+		rows = append(rows, filesRow{marked: line[2] == '*', file: f[0], anomalies: f[len(f)-1]})
+	}
+	return rows
+}
+
+// The traces of TestSummarySeveralFiles: two with the same peak (300 B),
+// one with all of double free, duplicate alloc and size mismatch, and a
+// smaller one read from standard input.
+var (
+	summaryStdinTrace = jsonlTrace(startRec("root", "step", "", 0), memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation"), endRec("root", 100))
+	summaryAnomTrace  = jsonlTrace(startRec("root", "step", "", 0),
+		memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation"), memRec(20, "free", "a", "root", "cuda:0", 100, "activation"), memRec(30, "free", "a", "root", "cuda:0", 100, "activation"),
+		memRec(40, "alloc", "b", "root", "cuda:0", 200, "activation"), memRec(50, "alloc", "b", "root", "cuda:0", 300, "activation"), memRec(60, "free", "b", "root", "cuda:0", 999, "activation"),
+		endRec("root", 100))
+	summaryBasicTrace = jsonlTrace(startRec("root", "step", "", 0),
+		memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation"), memRec(20, "alloc", "b", "root", "cuda:0", 200, "activation"), memRec(30, "free", "a", "root", "cuda:0", 100, "activation"),
+		endRec("root", 100))
+)
+
+// TestSummarySeveralFilesLayout checks the rules of a summary of several
+// files (standard input first, then two files whose peaks tie), each
+// against the library's analysis of each trace.
+func TestSummarySeveralFilesLayout(t *testing.T) {
+	dir := t.TempDir()
+	pa := writeFile(t, dir, "anomalies.jsonl", []byte(summaryAnomTrace))
+	pb := writeFile(t, dir, "basic.jsonl", []byte(summaryBasicTrace))
+	r := runCmd(t, strings.NewReader(summaryStdinTrace), "summary", "-", pa, pb)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	names := []string{"<stdin>", pa, pb}
+	var profiles []*tracemem.MemoryProfile
+	best := -1
+	for i, tr := range []string{summaryStdinTrace, summaryAnomTrace, summaryBasicTrace} {
+		_, p := gapProfile(t, tr)
+		profiles = append(profiles, p)
+		if best < 0 || p.Summary.PeakBytes > profiles[best].Summary.PeakBytes {
+			best = i // the first of the highest peaks
+		}
+	}
+	if profiles[1].Summary.PeakBytes != profiles[2].Summary.PeakBytes || best != 1 {
+		t.Fatalf("the test wants a tie of the highest peaks at files 1 and 2; peaks %d %d %d",
+			profiles[0].Summary.PeakBytes, profiles[1].Summary.PeakBytes, profiles[2].Summary.PeakBytes)
+	}
+	if a := profiles[1].Anomalies; a.SizeMismatches == 0 || a.DoubleFrees == 0 || a.DuplicateAllocs == 0 {
+		t.Fatalf("the test wants every anomaly kind in %s: %+v", pa, a)
+	}
+	rows := filesTable(t, r.stdout)
+
+	t.Run("blank line between reports", func(t *testing.T) {
+		// Rule: each report after the first, and the files table, follow a blank line.
+		if !strings.HasPrefix(r.stdout, "== <stdin> ==\n") {
+			t.Errorf("stdout does not start with the first report: %q", r.stdout[:min(len(r.stdout), 40)])
+		}
+		for _, heading := range []string{"== " + pa + " ==\n", "== " + pb + " ==\n", "Files (* = highest peak)\n"} {
+			i := strings.Index(r.stdout, heading)
+			if i < 2 || r.stdout[i-2:i] != "\n\n" {
+				t.Errorf("%q does not follow a blank line:\n%s", heading, r.stdout)
+			}
+		}
+	})
+	if len(rows) != len(names) {
+		t.Fatalf("%d rows in the files table, want %d:\n%s", len(rows), len(names), r.stdout)
+	}
+	for i, row := range rows {
+		a := profiles[i].Anomalies
+		cases := []struct {
+			name, reason string
+			ok           bool
+			got, want    any
+		}{
+			{"name", "rows come in argument order and standard input is named <stdin>", row.file == names[i], row.file, names[i]},
+			{"mark", "* marks the first of the tied highest peaks", row.marked == (i == best), row.marked, i == best},
+			{"anomalies", "ANOMALIES is the sum of the four anomaly kinds", row.anomalies == fmt.Sprint(a.UnmatchedFrees+a.DoubleFrees+a.DuplicateAllocs+a.SizeMismatches),
+				row.anomalies, a.UnmatchedFrees + a.DoubleFrees + a.DuplicateAllocs + a.SizeMismatches},
+		}
+		for _, c := range cases {
+			if !c.ok {
+				t.Errorf("row %d, %s: %s: got %v, want %v", i, c.name, c.reason, c.got, c.want)
+			}
+		}
+	}
+}
+
+// TestFormatShape checks the SHAPE column: a scalar is [], an unknown shape "-".
+func TestFormatShape(t *testing.T) {
+	cases := []struct {
+		name   string
+		shape  []uint64
+		dtype  string
+		want   string
+		reason string
+	}{
+		{"scalar", nil, "f32", "[]", "an empty shape with a known dtype is a scalar"},
+		{"scalar, empty slice", []uint64{}, "bf16", "[]", "empty, not nil, is a scalar too"},
+		{"unknown", nil, "", "-", "no shape and no dtype (PyTorch traces) is not known"},
+		{"matrix", []uint64{2, 3}, "f32", "[2,3]", "dimensions joined by commas without spaces"},
+		{"shape without dtype", []uint64{7}, "", "[7]", "a shape is shown even without a dtype"},
+	}
+	for _, c := range cases {
+		if got := formatShape(c.shape, c.dtype); got != c.want {
+			t.Errorf("%s: %s: formatShape(%v, %q) = %q, want %q", c.name, c.reason, c.shape, c.dtype, got, c.want)
+		}
+	}
+}
+
+// TestSummaryScalarShape checks that summary prints a scalar allocation's shape as [], not "-".
+func TestSummaryScalarShape(t *testing.T) {
+	trace := jsonlTrace(startRec("root", "step", "", 0),
+		`{"kind": "memory", "timestamp_ns": 10, "tensor_id": "s", "span_id": "root", "device": "cuda:0", "bytes": 4, "action": "alloc", "shape": [], "dtype": "f32", "category": "activation", "op_name": "sum"}`,
+		endRec("root", 100))
+	path := writeFile(t, t.TempDir(), "scalar.jsonl", []byte(trace))
+	r := runCmd(t, nil, "summary", path)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var row []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "4" && len(f) >= 6 && f[5] == "sum" {
+			row = f // BYTES is "4 B": fields 4, B, CATEGORY, DTYPE, SHAPE, OP, ...
+		}
+	}
+	if row == nil || row[4] != "[]" {
+		t.Errorf("allocation row %q: want SHAPE [] for the scalar; stdout:\n%s", row, r.stdout)
+	}
+}
