@@ -1329,3 +1329,89 @@ func TestChromeOutOfMemory(t *testing.T) {
 		t.Errorf("tags %v, want out_of_memory_events 1", doc.Run.Tags)
 	}
 }
+
+// TestChromeMappingEdges checks mapping rules on small hand-computed traces
+// (times in ns since the earliest event): each case's rows and ops are
+// worked out from the ReadChromeTrace doc, not from the reader's output.
+func TestChromeMappingEdges(t *testing.T) {
+	const act, opt, oth = CategoryActivation, CategoryOptimizer, CategoryOther
+	x := func(name, cat string, ts, dur int) string {
+		return fmt.Sprintf(`{"name":%q,"ph":"X","cat":%q,"ts":%d,"dur":%d,"pid":1,"tid":1}`, name, cat, ts, dur)
+	}
+	addr := func(a int) string { return fmt.Sprintf(`,"Addr":%d`, a) }
+	oom := func(ts, typ, id int) string {
+		return fmt.Sprintf(`{"name":"[OutOfMemory]","ph":"i","ts":%d,"pid":1,"tid":1,"args":{"Bytes":1048576,"Device Type":%d,"Device Id":%d}}`, ts, typ, id)
+	}
+	type opRow struct{ Span, Name, Device string }
+	for _, tc := range []struct {
+		name, reason string
+		events       []string
+		mem          []memRow
+		ops          []opRow
+	}{
+		{"duplicate alloc category", "an allocation at a live address keeps the id but is an allocation made under its own span: its category is that span's step, and the free carries the latest allocation's",
+			[]string{
+				x("ProfilerStep#1", "user_annotation", 0, 100),
+				x("aten::empty", "cpu_op", 10, 10),
+				x("Optimizer.step#SGD.step", "user_annotation", 50, 20),
+				memEvent("15", 8, 1, 0, addr(64)), memEvent("60", 8, 1, 0, addr(64)), memEvent("80", -8, 1, 0, addr(64)),
+			},
+			[]memRow{
+				{15000, "cuda:0@0x40#0", alloc, 8, "cuda:0", "1", "aten::empty", act},
+				{60000, "cuda:0@0x40#0", alloc, 8, "cuda:0", "2", "Optimizer.step#SGD.step", opt},
+				{80000, "cuda:0@0x40#0", free, 8, "cuda:0", "0", "ProfilerStep#1", opt},
+			},
+			[]opRow{{"1", "aten::empty", "cuda:0"}}},
+		{"one address on two devices", "a block is (device, address): the same address on another device is another tensor, not a duplicate alloc",
+			[]string{memEvent("1", 8, 1, 0, addr(4096)), memEvent("2", 16, 1, 1, addr(4096)), memEvent("3", -8, 1, 0, addr(4096)), memEvent("4", -16, 1, 1, addr(4096))},
+			[]memRow{
+				{0, "cuda:0@0x1000#0", alloc, 8, "cuda:0", "thread:0", "", oth},
+				{1000, "cuda:1@0x1000#0", alloc, 16, "cuda:1", "thread:0", "", oth},
+				{2000, "cuda:0@0x1000#0", free, 8, "cuda:0", "thread:0", "", oth},
+				{3000, "cuda:1@0x1000#0", free, 16, "cuda:1", "thread:0", "", oth},
+			}, nil},
+		{"args before name", "JSON members come in any order: a memory event's args before its name are still read",
+			[]string{`{"args":{"Bytes":8,"Device Type":1,"Device Id":0,"Addr":32},"ph":"i","ts":1,"pid":1,"tid":1,"name":"[memory]"}`},
+			[]memRow{{0, "cuda:0@0x20#0", alloc, 8, "cuda:0", "thread:0", "", oth}}, nil},
+		{"upper-case hex Addr", "an Addr string in 0X hex is the same address as its decimal number (be liberal in what you accept)",
+			[]string{memEvent("1", 8, 1, 0, `,"Addr":"0X1000"`), memEvent("2", -8, 1, 0, addr(4096))},
+			[]memRow{
+				{0, "cuda:0@0x1000#0", alloc, 8, "cuda:0", "thread:0", "", oth},
+				{1000, "cuda:0@0x1000#0", free, 8, "cuda:0", "thread:0", "", oth},
+			}, nil},
+		{"baselines out of file order", "each baseline goes just before its device's first event in time, whatever order the devices first appear in the file",
+			[]string{memEvent("5", 10, 1, 1, `,"Total Allocated":110`), memEvent("1", 20, 1, 0, `,"Total Allocated":220`)},
+			[]memRow{
+				{0, "cuda:0#baseline", alloc, 200, "cuda:0", "baseline", "", oth},
+				{0, "cuda:0#0", alloc, 20, "cuda:0", "thread:0", "", oth},
+				{4000, "cuda:1#baseline", alloc, 100, "cuda:1", "baseline", "", oth},
+				{4000, "cuda:1#0", alloc, 10, "cuda:1", "thread:0", "", oth},
+			}, nil},
+		{"threads by pid and tid", "spans nest per (pid, tid): pid 11 tid 2 is another thread than pid 1 tid 12, though their texts join alike",
+			[]string{`{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":0,"dur":100,"pid":1,"tid":12}`,
+				`{"name":"[memory]","ph":"i","ts":50,"pid":11,"tid":2,"args":{"Bytes":8,"Device Type":1,"Device Id":0}}`},
+			[]memRow{{50000, "cuda:0#0", alloc, 8, "cuda:0", "thread:0", "", oth}},
+			[]opRow{{"0", "aten::mm", ""}}},
+		{"OOM gives no op device", "an op's device is that of its first memory event; an [OutOfMemory] event is none",
+			[]string{x("aten::mm", "cpu_op", 0, 10), x("aten::empty", "cpu_op", 20, 10), oom(2, 1, 1), memEvent("3", 8, 1, 0, ""), oom(25, 1, 1)},
+			[]memRow{{3000, "cuda:0#0", alloc, 8, "cuda:0", "0", "aten::mm", oth}},
+			[]opRow{{"0", "aten::mm", "cuda:0"}, {"1", "aten::empty", ""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
+			if d := cmp.Diff(tc.mem, memRows(doc)); d != "" {
+				t.Errorf("%s: memory (-want +got):\n%s", tc.reason, d)
+			}
+			var ops []opRow
+			for _, o := range doc.Ops {
+				ops = append(ops, opRow{o.SpanID, o.OpName, o.Device})
+			}
+			if d := cmp.Diff(tc.ops, ops); d != "" {
+				t.Errorf("%s: ops (-want +got):\n%s", tc.reason, d)
+			}
+			if err := doc.Validate(); err != nil {
+				t.Errorf("%s: Validate: %v", tc.reason, err)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ package tracemem
 import (
 	stdjson "encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -94,5 +95,51 @@ func TestStepNone(t *testing.T) {
 	}
 	if _, ok := m["parent_id"]; ok {
 		t.Errorf("absent parent_id written: %s", data)
+	}
+}
+
+// TestEnumStringOutOfRange: String of a value past the last name names the
+// type and the number (as fmt shows it), instead of a name or a panic.
+func TestEnumStringOutOfRange(t *testing.T) {
+	tests := []struct {
+		name   string
+		value  fmt.Stringer
+		want   string
+		reason string
+	}{
+		{"action", MemoryAction(2), "MemoryAction(2)", "the first value past free"},
+		{"action max", MemoryAction(255), "MemoryAction(255)", "the largest value"},
+		{"phase", Phase(2), "Phase(2)", "the first value past infer"},
+		{"timing", TimingMode(2), "TimingMode(2)", "the first value past device_synchronized"},
+		{"span kind", SpanKind(3), "SpanKind(3)", "the first value past module"},
+		{"step", Step(4), "Step(4)", "the first value past optimizer"},
+		{"gradient state", GradientState(4), "GradientState(4)", "the first value past non_finite"},
+		{"category", Category(NumCategories), "Category(5)", "the first value past optimizer"},
+	}
+	for _, tc := range tests {
+		if got := tc.value.String(); got != tc.want {
+			t.Errorf("%s: String() = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
+	}
+}
+
+// TestEnumErrorText: an *EnumError lists its allowed names as "a", "a or b",
+// "a, b or c", whatever their number.
+func TestEnumErrorText(t *testing.T) {
+	tests := []struct {
+		name    string
+		allowed []string
+		want    string
+		reason  string
+	}{
+		{"none", nil, `unknown x "v" (want nothing)`, "no name is allowed"},
+		{"one", []string{"a"}, `unknown x "v" (want a)`, "a single name stands alone"},
+		{"two", []string{"a", "b"}, `unknown x "v" (want a or b)`, "two names are joined by or"},
+		{"three", []string{"a", "b", "c"}, `unknown x "v" (want a, b or c)`, "commas, then or before the last"},
+	}
+	for _, tc := range tests {
+		if got := (&EnumError{Type: "x", Value: "v", Allowed: tc.allowed}).Error(); got != tc.want {
+			t.Errorf("%s: Error() = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
 	}
 }

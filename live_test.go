@@ -2,6 +2,7 @@ package tracemem
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -122,4 +123,21 @@ func chunkRoom(n int) int { return (n + allocChunk - 1) / allocChunk * allocChun
 func inSlice(s []liveAlloc, p *liveAlloc) bool {
 	lo, hi := uintptr(unsafe.Pointer(&s[0])), uintptr(unsafe.Pointer(&s[len(s)-1]))
 	return lo <= uintptr(unsafe.Pointer(p)) && uintptr(unsafe.Pointer(p)) <= hi
+}
+
+// TestHashIDIsFNV1a: hashID is 64-bit FNV-1a, as its doc says (checked
+// against hash/fnv), so hashes are the same in every run and process.
+func TestHashIDIsFNV1a(t *testing.T) {
+	for _, tc := range []struct{ name, reason, id string }{
+		{"empty", "the offset basis alone", ""},
+		{"one byte", "FNV-1a XORs the byte before multiplying; FNV-1 after", "a"},
+		{"tensor id", "a typical id", "cuda:0@0x7f0000001000#3"},
+		{"high bytes", "bytes above 0x7f and NUL", "\x00\xff\x80t"},
+	} {
+		h := fnv.New64a()
+		h.Write([]byte(tc.id))
+		if got, want := hashID(tc.id), h.Sum64(); got != want {
+			t.Errorf("%s (%s): hashID(%q) = %#x, want %#x", tc.name, tc.reason, tc.id, got, want)
+		}
+	}
 }

@@ -1093,3 +1093,65 @@ func TestReadTraceSizeHintSavesCopy(t *testing.T) {
 		t.Errorf("allocated %d bytes with the size, %d without: want a saving of at least half the memory section (%d bytes)", known, unknown, section)
 	}
 }
+
+// TestReadTraceDocumentValueErrors: in the document form, run must be an
+// object, a section an array (or null) and each element an object; the
+// error names the exact byte offset of the value at fault and its place.
+func TestReadTraceDocumentValueErrors(t *testing.T) {
+	const schema = `{"schema":"candle-graph/trace/6",`
+	const run = `"run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}}`
+	const span = `{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":0}`
+	tests := []struct {
+		name, reason string
+		input        string
+		at           string // the value at fault: its last occurrence in input
+		want         string // the error after "offset N: "
+	}{
+		{"run a number", "run is an object", schema + `"run": 5}`, `5}`, `run: want an object, got 5`},
+		{"run an array", "run is an object, not an array of one", schema + `"run":[{}]}`, `[{}]`, `run: want an object, got an array`},
+		{"section an object", "a section is an array", schema + run + `, "memory": {}}`, `{}}`, `memory: want an array, got an object`},
+		{"section a string", "a section is an array", schema + run + `,"ops":"x"}`, `"x"`, `ops: want an array, got string "x"`},
+		{"element a number", "each element of a section is an object", schema + run + `,"spans":[` + span + `, 1]}`, `1]`, `spans: want an object, got 1`},
+		{"element an array", "each element of a section is an object", schema + run + `,"edges":[ []]}`, `[]]`, `edges: want an object, got an array`},
+		{"duplicate span", "a span id given twice names both offsets", schema + run + `,"spans":[` + span + `,` + span + `]}`, span,
+			fmt.Sprintf(`spans: id: duplicate span id "a" (first at offset %d)`, len(schema+run+`,"spans":[`))},
+		{"schema", "an unsupported schema is reported at its value", `{ "schema" :  "x", "run":{}}`, `"x"`, `schema: unsupported schema "x" (want candle-graph/trace/6 or candle-graph/trace/7)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadTrace(strings.NewReader(tc.input))
+			want := fmt.Sprintf("offset %d: %s", strings.LastIndex(tc.input, tc.at), tc.want)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s: error %v, want %q", tc.reason, err, want)
+			}
+			if _, ok := errors.AsType[*ParseError](err); !ok {
+				t.Errorf("%s: error %v is not a *ParseError", tc.reason, err)
+			}
+		})
+	}
+}
+
+// TestReadTraceReadErrorText: a failed read is reported in both forms as
+// "read: " and the reader's own message, where it happened, without the
+// decoder's prefixes.
+func TestReadTraceReadErrorText(t *testing.T) {
+	boom := errors.New("boom")
+	docJSON, err := json.Marshal(rdFullDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, reason string
+		data         []byte
+		want         string
+	}{
+		{"jsonl", "the read after the last full line fails: line 3", []byte(rdLines(tMeta, tRoot)), `^line 3: read: boom$`},
+		{"document", "the read fails inside the value of run", docJSON[:60], `^offset \d+: read: boom$`},
+	}
+	for _, tc := range tests {
+		_, err := ReadTrace(&rdErrReader{data: tc.data, err: boom})
+		if err == nil || !regexp.MustCompile(tc.want).MatchString(err.Error()) || !errors.Is(err, boom) {
+			t.Errorf("%s: %s: error %v, want %s wrapping the reader's error", tc.name, tc.reason, err, tc.want)
+		}
+	}
+}

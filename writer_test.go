@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -439,6 +440,15 @@ func TestWriteJSONLErrors(t *testing.T) {
 		{"bad schema", "ReadTrace refuses an unsupported schema", &TraceDocument{Schema: "foo"}, `^write jsonl: meta: schema: unsupported schema "foo"`},
 		{"duplicate span", "ReadTrace refuses a span id used twice", &TraceDocument{Spans: []Span{{ID: "a"}, {ID: "b"}, {ID: "a"}}}, `^write jsonl: spans\[2\]: id: duplicate span id "a"`},
 		{"open span with a duration", "a span that is not closed has no duration; JSONL would drop it, the document form be refused", &TraceDocument{Spans: []Span{{ID: "a", DurationNs: 5}}}, `^write jsonl: spans\[0\]: duration_ns: 5 for span "a", which is not closed`},
+		{"open span with a duration of 1", "any duration, even the smallest, of a span that is not closed is refused", &TraceDocument{Spans: []Span{{ID: "z"}, {ID: "a", DurationNs: 1}}}, `^write jsonl: spans\[1\]: duration_ns: 1 for span "a", which is not closed`},
+		{"action just out of range", "the first value past the last name is out of range, not a name", &TraceDocument{Memory: []MemoryEvent{{Action: 2}}}, `memory: action: .*invalid MemoryAction 2`},
+		{"step just out of range", "the first value past the last name is out of range", &TraceDocument{Spans: []Span{{ID: "a", Step: 4}}}, `span_start: step: .*invalid Step 4`},
+		{"phase just out of range", "the first value past the last name is out of range", &TraceDocument{Run: Run{Phase: 2}}, `meta: phase: .*invalid Phase 2`},
+		{"category just out of range", "the first value past the last name is out of range", &TraceDocument{Tensors: []Tensor{{Category: NumCategories}}}, `tensor: category: .*invalid Category 5`},
+		{"invalid utf8 input", "each string of a list must be UTF-8", &TraceDocument{Ops: []Op{{Inputs: []string{"a", "b\xff"}}}}, `op: inputs: .*UTF-8`},
+		{"invalid utf8 tag value", "tag values must be UTF-8", &TraceDocument{Run: Run{Tags: map[string]string{"k": "v\xff"}}}, `meta: tags: .*UTF-8`},
+		{"invalid utf8 tag key", "tag keys must be UTF-8", &TraceDocument{Run: Run{Tags: map[string]string{"k\xff": "v"}}}, `meta: tags: .*UTF-8`},
+		{"first error wins", "of two bad values in a record the first one written is reported", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", Action: 7}}}, `memory: tensor_id: .*UTF-8`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -466,3 +476,198 @@ func TestWriteJSONLErrors(t *testing.T) {
 }
 
 func regexpMatch(pat, s string) bool { return regexp.MustCompile(pat).MatchString(s) }
+
+// wrRecords returns the records of a JSONL stream as "kind id-or-time"
+// strings, for comparing record orders.
+func wrRecords(t *testing.T, jsonl string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(jsonl, "\n"), "\n") {
+		var r struct {
+			Kind        string  `json:"kind"`
+			ID          string  `json:"id"`
+			TimestampNs *uint64 `json:"timestamp_ns"`
+		}
+		if err := stdjson.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		switch {
+		case r.Kind == "span_start" || r.Kind == "span_end":
+			out = append(out, r.Kind+" "+r.ID)
+		case r.TimestampNs != nil:
+			out = append(out, fmt.Sprintf("%s %d", r.Kind, *r.TimestampNs))
+		default:
+			out = append(out, r.Kind)
+		}
+	}
+	return out
+}
+
+// TestWriteJSONLRecordOrder checks the merge rule of WriteJSONL against
+// record orders worked out by hand: records by time; at equal times
+// span_start, op, memory, device_memory, then span_end (children before
+// parents); span_start at start_ns unless a record names the span earlier;
+// span_end at start_ns + duration_ns.
+func TestWriteJSONLRecordOrder(t *testing.T) {
+	mem := func(ts uint64, span string) MemoryEvent {
+		return MemoryEvent{TimestampNs: ts, TensorID: "t", SpanID: span, Device: "d", Bytes: 1}
+	}
+	tests := []struct {
+		name, reason string
+		doc          *TraceDocument
+		want         []string
+	}{
+		{"span_end at start plus duration", "an event at the end time is inside the span, one a nanosecond later is after its span_end",
+			&TraceDocument{
+				Spans:  []Span{{ID: "s", StartNs: 0, DurationNs: 10, Closed: true}},
+				Memory: []MemoryEvent{mem(10, "s"), mem(11, "s")},
+			},
+			[]string{"meta", "span_start s", "memory 10", "span_end s", "memory 11"}},
+		{"equal times", "at one time: span_start, op, memory, device_memory, span_end",
+			&TraceDocument{
+				Spans:        []Span{{ID: "s", StartNs: 5, DurationNs: 0, Closed: true}},
+				Memory:       []MemoryEvent{mem(5, "s")},
+				Ops:          []Op{{SpanID: "s", TimestampNs: 5, DType: "weird"}},
+				DeviceMemory: []DeviceMemorySample{{TimestampNs: 5, Device: "d"}},
+			},
+			[]string{"meta", "span_start s", "op 5", "memory 5", "device_memory 5", "span_end s"}},
+		{"samples by time", "device_memory samples are interleaved with the other records by time, not written first",
+			&TraceDocument{
+				Memory:       []MemoryEvent{mem(1, "x"), mem(3, "x")},
+				DeviceMemory: []DeviceMemorySample{{TimestampNs: 2, Device: "d"}, {TimestampNs: 4, Device: "d"}},
+			},
+			[]string{"meta", "memory 1", "device_memory 2", "memory 3", "device_memory 4"}},
+		{"ops by time", "an op comes after a memory event of an earlier time",
+			&TraceDocument{
+				Memory: []MemoryEvent{mem(1, "x")},
+				Ops:    []Op{{SpanID: "x", TimestampNs: 2, DType: "weird"}},
+			},
+			[]string{"meta", "memory 1", "op 2"}},
+		{"children end first", "spans ending at one time: the child's span_end before its parent's, whatever their ids",
+			&TraceDocument{Spans: []Span{
+				{ID: "a", StartNs: 0, DurationNs: 10, Closed: true},
+				{ID: "b", ParentID: "a", StartNs: 0, DurationNs: 10, Closed: true},
+			}},
+			[]string{"meta", "span_start a", "span_start b", "span_end b", "span_end a"}},
+		{"span_start at its start_ns", "a span no record names early starts at its start_ns, after earlier records of other spans",
+			&TraceDocument{
+				Spans:  []Span{{ID: "a", StartNs: 0}, {ID: "b", StartNs: 10}},
+				Memory: []MemoryEvent{mem(1, "a"), mem(11, "b")},
+			},
+			[]string{"meta", "span_start a", "memory 1", "span_start b", "memory 11"}},
+		{"empty span id named early", "a span whose id is the empty string is moved before an earlier record that names it, as any other span",
+			&TraceDocument{
+				Spans:  []Span{{ID: "", StartNs: 5}},
+				Memory: []MemoryEvent{mem(2, ""), mem(6, "")},
+			},
+			[]string{"meta", "span_start ", "memory 2", "memory 6"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := tc.doc.WriteJSONL(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, wrRecords(t, buf.String())); diff != "" {
+				t.Errorf("%s: records (-want +got):\n%s", tc.reason, diff)
+			}
+			back, err := ReadTrace(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.doc.Schema = SchemaV6
+			if diff := cmp.Diff(tc.doc, back, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("read back (-written +read):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestWriteValuesRoundTrip: values at the edges of their types (norms that
+// need all 17 digits, the largest uint64, strings that need escapes) read
+// back equal from both WriteJSONL and WriteJSON.
+func TestWriteValuesRoundTrip(t *testing.T) {
+	base := func(f func(*TraceDocument)) *TraceDocument {
+		d := &TraceDocument{Schema: SchemaV6}
+		f(d)
+		return d
+	}
+	tests := []struct {
+		name, reason string
+		doc          *TraceDocument
+	}{
+		{"norms", "a norm is written with the shortest text that reads back to the same float64",
+			base(func(d *TraceDocument) {
+				for _, v := range []float64{0.1, 1.0 / 3, math.Pi, 1e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.123456789} {
+					d.Gradients = append(d.Gradients, Gradient{EventID: "g", Norm: rdF64(v)})
+				}
+			})},
+		{"largest uint64", "unsigned fields are written in full",
+			base(func(d *TraceDocument) {
+				d.Run.CaptureStep = math.MaxUint64
+				d.Memory = []MemoryEvent{{TimestampNs: math.MaxUint64, Bytes: math.MaxUint64, Shape: []uint64{math.MaxUint64, 1}}}
+			})},
+		{"escapes", "quotes, backslashes, control characters, <>& and U+2028 in every kind of string",
+			base(func(d *TraceDocument) {
+				s := "q\"b\\c\x01\n<>&\u2028é"
+				d.Run.RunID = s
+				d.Run.Tags = map[string]string{s: s, "plain": "v"}
+				d.Spans = []Span{{ID: s, ParentID: s + "p", Name: s}}
+				d.Ops = []Op{{SpanID: s, OpName: s, Inputs: []string{s, ""}, Output: s, DType: "weird"}}
+			})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for form, write := range map[string]func(io.Writer) error{"jsonl": tc.doc.WriteJSONL, "json": tc.doc.WriteJSON} {
+				var buf bytes.Buffer
+				if err := write(&buf); err != nil {
+					t.Fatalf("%s: %v", form, err)
+				}
+				back, err := ReadTrace(&buf)
+				if err != nil {
+					t.Fatalf("%s: %v", form, err)
+				}
+				if diff := cmp.Diff(tc.doc, back); diff != "" {
+					t.Errorf("%s: %s: (-written +read):\n%s", form, tc.reason, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestWriteJSONForm checks what WriteJSON's doc promises of its output: the
+// schema candle-graph/trace/6 when doc.Schema is empty (doc itself left
+// unchanged), and map keys in sorted order.
+func TestWriteJSONForm(t *testing.T) {
+	tags := map[string]string{}
+	var keys []string
+	for i := range 20 {
+		k := fmt.Sprintf("k%02d", (i*7)%20) // inserted out of order
+		tags[k] = "v"
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	doc := &TraceDocument{Run: Run{Tags: tags}}
+	var buf bytes.Buffer
+	if err := doc.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "" {
+		t.Errorf("WriteJSON changed doc.Schema to %q", doc.Schema)
+	}
+	out := buf.String()
+	back, err := ReadTrace(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("the output of a document with no schema does not read: %v", err)
+	}
+	if back.Schema != SchemaV6 {
+		t.Errorf("schema read back %q, want %s", back.Schema, SchemaV6)
+	}
+	var at []int
+	for _, k := range keys {
+		at = append(at, strings.Index(out, `"`+k+`"`))
+	}
+	if !slices.IsSorted(at) || at[0] < 0 {
+		t.Errorf("tag keys not written in sorted order: %s", out)
+	}
+}
