@@ -370,8 +370,8 @@ func newChromeParser(r io.Reader) *chromeParser {
 func (p *chromeParser) syntax(err error) error {
 	// I/O errors (a corrupt gzip stream, a failing reader), which the
 	// decoder may report as syntax errors.
-	if p.in.err != nil && errors.Is(err, p.in.err) {
-		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: readErrorMsg(err), Err: err}
+	if p.in.failed(err) {
+		return p.in.readError(p.where())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "unexpected end of input",

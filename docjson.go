@@ -223,23 +223,31 @@ func nextOffset(dec *jsontext.Decoder) int64 {
 }
 
 // readErrs is a reader that keeps the error its reader returned, other
-// than io.EOF.
+// than io.EOF, and counts the bytes it read.
 type readErrs struct {
 	r   io.Reader
 	err error
+	n   int64 // bytes read
 }
 
 func (r *readErrs) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
+	r.n += int64(n)
 	if err != nil && err != io.EOF {
 		r.err = err
 	}
 	return n, err
 }
 
-// readErrorMsg is the message of a failed read that the decoder returned.
-func readErrorMsg(err error) string {
-	return "read: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "read error: ")
+// failed reports whether err, returned by a decoder reading r, is r's read
+// error (the decoder may report one wrapped in a syntax error).
+func (r *readErrs) failed(err error) bool { return r.err != nil && errors.Is(err, r.err) }
+
+// readError is the error of a read that failed: at the offset the input
+// was read to, with the reader's own message (not the decoder's wrapping,
+// which names another offset).
+func (r *readErrs) readError(kind string) *ParseError {
+	return &ParseError{Offset: r.n, Kind: kind, Msg: "read: " + r.err.Error(), Err: r.err}
 }
 
 // syntax turns an error of the token stream into a *ParseError naming the
@@ -251,7 +259,10 @@ func (d *docDecoder) syntax(err error) error {
 	var se *jsontext.SyntacticError
 	// The decoder reports a failed read as a *SyntacticError too: it is a
 	// read error, not invalid JSON.
-	if errors.As(err, &se) && (d.in.err == nil || !errors.Is(err, d.in.err)) {
+	if d.in.failed(err) {
+		return d.in.readError("")
+	}
+	if errors.As(err, &se) {
 		msg := "invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			msg = "truncated document: it ends inside a JSON value"
@@ -262,5 +273,5 @@ func (d *docDecoder) syntax(err error) error {
 		err = io.ErrUnexpectedEOF
 		return &ParseError{Offset: d.dec.InputOffset(), Msg: "truncated document", Err: err}
 	}
-	return &ParseError{Offset: d.dec.InputOffset(), Msg: readErrorMsg(err), Err: err}
+	return &ParseError{Offset: d.dec.InputOffset(), Msg: "read: " + err.Error(), Err: err}
 }

@@ -193,10 +193,10 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	// rules (names given twice, UTF-8) where they apply.
 	dec := jsontext.NewDecoder(in, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	fail := func(err error) error {
-		if in.err != nil && errors.Is(err, in.err) {
+		if in.failed(err) {
 			// The reader failed (a gzip stream cut short, say), even if
 			// before any byte: that is not an empty trace.
-			return fmt.Errorf("read: %w", in.err)
+			return in.readError("")
 		}
 		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) && isBlank(seen()) {
 			return ErrEmptyTrace

@@ -1146,7 +1146,11 @@ func TestReadTraceReadErrorText(t *testing.T) {
 		want         string
 	}{
 		{"jsonl", "the read after the last full line fails: line 3", []byte(rdLines(tMeta, tRoot)), `^line 3: read: boom$`},
-		{"document", "the read fails inside the value of run", docJSON[:60], `^offset \d+: read: boom$`},
+		{"document", "the read fails inside the value of run", docJSON[:60], `^offset 60: read: boom$`},
+		{"document, in a string", "the read fails inside a string value deep in the document: the offset is how far the input was read, named once, without the decoder's wrapping",
+			docJSON[:bytes.Index(docJSON, []byte(`"span_id"`))+12], fmt.Sprintf(`^offset %d: read: boom$`, bytes.Index(docJSON, []byte(`"span_id"`))+12)},
+		{"before the format is known", "the read fails in the first object's first key: where is the offset read to", docJSON[:5], `^offset 5: read: boom$`},
+		{"chrome", "the read fails inside an event of a PyTorch trace", []byte(`{"traceEvents": [{"ph": "X", "na`), `^offset 32: traceEvents\[0\]: read: boom$`},
 	}
 	for _, tc := range tests {
 		_, err := ReadTrace(&rdErrReader{data: tc.data, err: boom})
