@@ -135,7 +135,7 @@ func inputSize(r io.Reader) int64 {
 func decompress(r io.Reader) (src io.Reader, closeFn func(), gz bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if _, err := br.Peek(2); err != nil && err != io.EOF {
-		return nil, nil, false, fmt.Errorf("read: %w", err)
+		return nil, nil, false, &ParseError{Msg: "read: " + err.Error(), Err: err} // at offset 0
 	}
 	return gzipread.Open(br)
 }

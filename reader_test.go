@@ -1150,6 +1150,7 @@ func TestReadTraceReadErrorText(t *testing.T) {
 		{"document, in a string", "the read fails inside a string value deep in the document: the offset is how far the input was read, named once, without the decoder's wrapping",
 			docJSON[:bytes.Index(docJSON, []byte(`"span_id"`))+12], fmt.Sprintf(`^offset %d: read: boom$`, bytes.Index(docJSON, []byte(`"span_id"`))+12)},
 		{"before the format is known", "the read fails in the first object's first key: where is the offset read to", docJSON[:5], `^offset 5: read: boom$`},
+		{"first read", "the very first read fails: offset 0", nil, `^offset 0: read: boom$`},
 		{"chrome", "the read fails inside an event of a PyTorch trace", []byte(`{"traceEvents": [{"ph": "X", "na`), `^offset 32: traceEvents\[0\]: read: boom$`},
 	}
 	for _, tc := range tests {

@@ -80,9 +80,11 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 // span ids unique, valid UTF-8, finite gradient norms, a span that is not
 // closed has DurationNs 0, empty lists and maps nil (the readers make them
 // nil), and an op's or tensor's nil StorageBytes only with an unknown dtype
-// (otherwise the reader fills it in). It returns the first write error, or an error for a value
-// that cannot be written (invalid UTF-8, a non-finite norm, an enumeration
-// out of range) or a document the readers refuse (a schema other than
+// (otherwise the reader fills it in).
+//
+// It returns the first write error, or an error for a value that cannot be
+// written (invalid UTF-8, a non-finite norm, an enumeration out of range)
+// or a document the readers refuse (a schema other than
 // candle-graph/trace/6 or /7, a span id used twice, a span not closed with
 // a DurationNs), before writing anything for the latter.
 func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
