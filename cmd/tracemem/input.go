@@ -15,7 +15,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/tracemem/tracemem"
-
 	"github.com/tracemem/tracemem/internal/gzipread"
 )
 

@@ -28,17 +28,16 @@ func formatBytes(n uint64) string {
 	if n < kib {
 		return strconv.FormatUint(n, 10) + " B"
 	}
-	units := [...]struct {
+	in := func(size uint64) string { return strconv.FormatFloat(float64(n)/float64(size), 'f', 2, 64) }
+	for _, u := range [...]struct {
 		size uint64
 		name string
-	}{{kib, "KiB"}, {mib, "MiB"}, {gib, "GiB"}, {tib, "TiB"}}
-	for i, u := range units {
-		v := strconv.FormatFloat(float64(n)/float64(u.size), 'f', 2, 64)
-		if n < u.size*1024 && v != "1024.00" || i == len(units)-1 {
+	}{{kib, "KiB"}, {mib, "MiB"}, {gib, "GiB"}} {
+		if v := in(u.size); n < u.size*1024 && v != "1024.00" {
 			return v + " " + u.name
 		}
 	}
-	panic("unreachable")
+	return in(tib) + " TiB"
 }
 
 // formatMs renders ns since the trace start as milliseconds with six
