@@ -487,14 +487,19 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 // for an event stamped before the previous one, and leaves the Analyzer as
 // it was. The Analyzer copies the event (not its strings and shape), so the
 // caller may reuse *ev.
-func (a *Analyzer) Add(ev *MemoryEvent) error { return a.add(ev, hashID(ev.TensorID), false) }
+func (a *Analyzer) Add(ev *MemoryEvent) error {
+	if err := a.start(); err != nil {
+		return err
+	}
+	return a.add(ev, hashID(ev.TensorID), false)
+}
 
 // add replays one memory event, whose tensor id has hash h; with keep, ev
 // stays unchanged while the Analyzer lives (an event of a document) and is
 // referred to, not copied.
 func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
-	if err := a.start(); err != nil {
-		return err
+	if a.err != nil { // Analyze's replay: made by NewAnalyzer, no start needed
+		return a.err
 	}
 	if ev.TimestampNs < a.lastTs {
 		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
