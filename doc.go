@@ -54,9 +54,14 @@
 // the events it lists (with the document they came from, and between
 // profiles of it): treat those as immutable too, and copy one to change
 // it. The Analyzer keeps references to the strings and shapes of the
-// records it is given, which must not change afterwards. Nothing here is
-// safe for concurrent use unless it says so, but separate documents and
-// Analyzers may be used from separate goroutines.
+// records it is given, which must not change afterwards.
+//
+// Analyze, AnalyzeMemory, NodeMemoryMetrics, Validate, WriteJSON and
+// WriteJSONL only read the document (and NodeMemoryMetrics its map): any
+// number of them may run on one document at once, from any goroutines, while
+// nothing changes it. Nothing else here is safe for concurrent use unless it
+// says so: an Analyzer is for one goroutine at a time, but separate
+// documents and Analyzers may be used from separate goroutines.
 //
 // On Linux, the readers and Analyze have a second goroutine map in the
 // pages of their big buffers (a few MB and up) while they write them, since
