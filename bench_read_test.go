@@ -46,6 +46,12 @@ func benchInput(b *testing.B) ([]byte, gen.Stats) {
 // events.
 func BenchmarkReadTraceJSONL(b *testing.B) {
 	data, st := benchInput(b)
+	benchRead(b, data, st)
+}
+
+// benchRead reads data, the benchmarks' trace in some form, and reports
+// the metrics of BenchmarkReadTraceJSONL.
+func benchRead(b *testing.B, data []byte, st gen.Stats) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var doc *TraceDocument
@@ -81,7 +87,7 @@ func BenchmarkReadTraceJSONL(b *testing.B) {
 
 // BenchmarkReadTraceDocument reads the same trace in the document form.
 func BenchmarkReadTraceDocument(b *testing.B) {
-	data, _ := benchInput(b)
+	data, st := benchInput(b)
 	doc, err := ReadTrace(bytes.NewReader(data))
 	if err != nil {
 		b.Fatal(err)
@@ -91,13 +97,7 @@ func BenchmarkReadTraceDocument(b *testing.B) {
 		b.Fatal(err)
 	}
 	doc = nil
-	b.SetBytes(int64(buf.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ReadTrace(bytes.NewReader(buf.Bytes())); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchRead(b, buf.Bytes(), st)
 }
 
 // BenchmarkReadTraceGzip reads the gzip-compressed trace (SetBytes counts
@@ -129,6 +129,25 @@ func BenchmarkWriteJSONL(b *testing.B) {
 	for b.Loop() {
 		buf.Reset()
 		if err := doc.WriteJSONL(&buf); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(buf.Len()))
+	}
+}
+
+// BenchmarkWriteJSON writes the 1M-event document in the document form
+// (SetBytes counts what it writes).
+func BenchmarkWriteJSON(b *testing.B) {
+	data, _ := benchInput(b)
+	doc, err := ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := doc.WriteJSON(&buf); err != nil {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(buf.Len()))
