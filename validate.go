@@ -31,23 +31,23 @@ func (e *SpanCycleError) Error() string {
 // span's node, and the op has none), and memory events whose action or
 // category is out of range. Callers may run it before an analysis
 // to learn what the analysis will work around.
-func (d *TraceDocument) Validate() error {
+func (doc *TraceDocument) Validate() error {
 	var errs []error
-	seen := make(map[string]bool, len(d.Spans))
-	for _, s := range d.Spans {
+	seen := make(map[string]bool, len(doc.Spans))
+	for _, s := range doc.Spans {
 		if seen[s.ID] {
 			errs = append(errs, &SpanError{SpanID: s.ID, Msg: "duplicate span id"})
 		}
 		seen[s.ID] = true
 	}
-	for _, o := range orderSpans(d.Spans) {
+	for _, o := range orderSpans(doc.Spans) {
 		if o.cut {
 			errs = append(errs, o.cycle)
 		}
 	}
-	errs = append(errs, d.opIDClashes()...)
-	for i := range d.Memory {
-		ev := &d.Memory[i]
+	errs = append(errs, doc.opIDClashes()...)
+	for i := range doc.Memory {
+		ev := &doc.Memory[i]
 		if ev.Action != ActionAlloc && ev.Action != ActionFree {
 			errs = append(errs, fmt.Errorf("memory[%d]: invalid action %d", i, ev.Action))
 		}
@@ -60,10 +60,10 @@ func (d *TraceDocument) Validate() error {
 
 // opIDClashes returns a *SpanError for each span whose id is also the
 // default node id of an op with a node (one of more than 0 bytes).
-func (d *TraceDocument) opIDClashes() []error {
+func (doc *TraceDocument) opIDClashes() []error {
 	var opLike map[string]bool // span ids that could be an op's node id
-	for i := range d.Spans {
-		if id := d.Spans[i].ID; strings.Contains(id, "/op/") {
+	for i := range doc.Spans {
+		if id := doc.Spans[i].ID; strings.Contains(id, "/op/") {
 			if opLike == nil {
 				opLike = make(map[string]bool)
 			}
@@ -75,8 +75,8 @@ func (d *TraceDocument) opIDClashes() []error {
 	}
 	var errs []error
 	count := make(map[string]int)
-	for i := range d.Ops {
-		op := &d.Ops[i]
+	for i := range doc.Ops {
+		op := &doc.Ops[i]
 		index := count[op.SpanID]
 		count[op.SpanID]++
 		if op.Bytes() == 0 {
