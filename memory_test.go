@@ -211,7 +211,7 @@ func TestAnalyzePrefaultChangesNothing(t *testing.T) {
 		breakdown bool // the peak breakdown is big enough to be mapped in ahead too
 	}{
 		{"normal", gen.Config{Seed: 3, MemoryEvents: 25_000, Devices: 2, Anomalies: true}, false},
-		{"steady", gen.Config{Seed: 3, MemoryEvents: 25_000, Devices: 1, SteadyGrowth: true}, true},
+		{"steady", gen.Config{Seed: 3, MemoryEvents: 40_000, Devices: 1, SteadyGrowth: true}, true}, // big enough with 32-bit pointers too
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			doc := genDoc(t, c.cfg)
