@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	"io"
 	"runtime"
 	"sync"
 	"testing"
@@ -117,39 +118,31 @@ func BenchmarkReadTraceGzip(b *testing.B) {
 	}
 }
 
-// BenchmarkWriteJSONL writes the document of the generated trace.
-func BenchmarkWriteJSONL(b *testing.B) {
-	data, _ := benchInput(b)
-	doc, err := ReadTrace(bytes.NewReader(data))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		if err := doc.WriteJSONL(&buf); err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(buf.Len()))
-	}
-}
-
-// BenchmarkWriteJSON writes the 1M-event document in the document form
+// BenchmarkWrite writes the document of the generated trace in each form
 // (SetBytes counts what it writes).
-func BenchmarkWriteJSON(b *testing.B) {
+func BenchmarkWrite(b *testing.B) {
 	data, _ := benchInput(b)
 	doc, err := ReadTrace(bytes.NewReader(data))
 	if err != nil {
 		b.Fatal(err)
 	}
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		if err := doc.WriteJSON(&buf); err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(buf.Len()))
+	for _, form := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"jsonl", doc.WriteJSONL},
+		{"json", doc.WriteJSON},
+	} {
+		b.Run("form="+form.name, func(b *testing.B) {
+			var buf bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				if err := form.write(&buf); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(buf.Len()))
+			}
+		})
 	}
 }
