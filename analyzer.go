@@ -110,8 +110,14 @@ type Analyzer struct {
 	ends      endHeap // closed spans whose residual is not measured yet
 	// named holds the ids of spans not added yet that records named where
 	// the span mattered to the answer: such a span, added later, comes out
-	// of order. It is nil for a document, whose spans all come first.
-	named map[string]struct{}
+	// of order. Each maps to the line of the first record that named it
+	// (0 when not read from lines). It is nil for a document, whose spans
+	// all come first.
+	named map[string]int
+	// line is the line of the record being added, which AnalyzeStream sets
+	// so that an out-of-order error can say which record named the span; 0
+	// for records not read from lines.
+	line int
 	// goneBackward holds, until the first backward event, the ids of
 	// backward spans forgotten (SkipNodeMetrics): records after a span's
 	// end may still name it, or name it as their parent, and until then
@@ -202,7 +208,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		freed:    make(map[uint64]struct{}),
 		spanID:   make(map[string]int32),
 		opCount:  make(map[string]int32),
-		named:    make(map[string]struct{}),
+		named:    make(map[string]int),
 	}
 	a.err = opts.check()
 	a.nodes, a.forget = !opts.SkipNodeMetrics, opts.SkipNodeMetrics
@@ -278,10 +284,18 @@ func (a *Analyzer) namedSpan(id string) int32 {
 	i := a.span(id)
 	if i < 0 && a.named != nil {
 		if _, gone := a.goneBackward[id]; !gone {
-			a.named[id] = struct{}{}
+			a.noteNamed(id)
 		}
 	}
 	return i
+}
+
+// noteNamed records that the record being added names the span id, which
+// is not added yet; the first record to name it is the one an error cites.
+func (a *Analyzer) noteNamed(id string) {
+	if _, seen := a.named[id]; !seen {
+		a.named[id] = a.line
+	}
 }
 
 // stepOfSpan returns the step of the span with the given id, own or
@@ -327,7 +341,10 @@ func (a *Analyzer) AddSpan(s *Span) error {
 	if _, dup := a.spanID[s.ID]; dup {
 		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
 	}
-	if _, ok := a.named[s.ID]; ok {
+	if line, ok := a.named[s.ID]; ok {
+		if line > 0 {
+			return fmt.Errorf("%w: span %q starts after line %d named it", ErrOutOfOrder, s.ID, line)
+		}
 		return fmt.Errorf("%w: span %q starts after a record that names it", ErrOutOfOrder, s.ID)
 	}
 	parent := int32(-1)
@@ -441,7 +458,7 @@ func (a *Analyzer) AddOp(op *Op) error {
 		index = a.opCount[op.SpanID]
 		a.opCount[op.SpanID] = index + 1
 		if a.named != nil {
-			a.named[op.SpanID] = struct{}{} // its ops' indices have begun
+			a.noteNamed(op.SpanID) // its ops' indices have begun
 		}
 	}
 	if bytes == 0 {

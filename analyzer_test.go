@@ -109,6 +109,16 @@ func TestAnalyzerErrors(t *testing.T) {
 	if err := a.EndSpan("s", 1); !errors.As(err, &se) || se.Msg != "span ended twice" {
 		t.Errorf("second EndSpan = %v", err)
 	}
+	// Records given in Go have no line: the error says a record named the
+	// span (AnalyzeStream's say which line; see TestStreamOrder).
+	named := MemoryEvent{TimestampNs: 12, TensorID: "c", SpanID: "late", Device: "cuda:0", Bytes: 8}
+	if err := a.Add(&named); err != nil {
+		t.Fatal(err)
+	}
+	const want = `out of order: span "late" starts after a record that names it`
+	if err := a.AddSpan(&Span{ID: "late"}); !errors.Is(err, ErrOutOfOrder) || err.Error() != want {
+		t.Errorf("AddSpan of a span named before = %v, want %q", err, want)
+	}
 
 	bad2 := NewAnalyzer(Options{MaxTimelinePoints: -1})
 	if err := bad2.Add(&ev); !errors.Is(err, ErrInvalidOptions) {

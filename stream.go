@@ -18,7 +18,8 @@ import "io"
 // name the span, a span_end and the span's ops before memory records
 // stamped after its end that change what they measure (records written as
 // they happen are). A record out of that order is an error naming its line
-// and wrapping ErrOutOfOrder; such a trace can be read whole with ReadTrace
+// (and, for a span_start, the line of the first record that named the
+// span) and wrapping ErrOutOfOrder; such a trace can be read whole with ReadTrace
 // and analyzed with Analyze, unless ReadTrace refuses it for a reason of its
 // own (see ErrOutOfOrder). The span errors of ReadTrace are errors here
 // too. Other formats ReadTrace accepts (the document form, Chrome traces)
@@ -66,6 +67,7 @@ func streamJSONL(a *Analyzer, dec *recordDecoder) error {
 		if err != nil {
 			return err
 		}
+		a.line = dec.line
 		if err := feedRecord(a, dec, kind); err != nil {
 			return &ParseError{Line: dec.line, Kind: kind.String(), Msg: err.Error(), Err: err}
 		}
