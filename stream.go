@@ -19,9 +19,9 @@ import "io"
 // stamped after its end that change what they measure (records written as
 // they happen are). A record out of that order is an error naming its line
 // (and, for a span_start, the line of the first record that named the
-// span) and wrapping ErrOutOfOrder; such a trace can be read whole with ReadTrace
-// and analyzed with Analyze, unless ReadTrace refuses it for a reason of its
-// own (see ErrOutOfOrder). The span errors of ReadTrace are errors here
+// span) and wrapping ErrOutOfOrder; such a trace can be read whole with
+// ReadTrace and analyzed with Analyze, unless ReadTrace refuses it for a
+// reason of its own (see ErrOutOfOrder). The span errors of ReadTrace are errors here
 // too. Other formats ReadTrace accepts (the document form, Chrome traces)
 // are read into memory first, then replayed.
 //
