@@ -45,7 +45,9 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // ReadTrace reads a whole trace into memory. The format is detected from
 // the content, not from any file name:
 //
-//   - a gzip stream (by its magic bytes) is decompressed first;
+//   - a gzip stream (by its magic bytes) is decompressed first, its members
+//     one after another, and zero bytes after the last member taken as
+//     padding, as gzip(1) does;
 //   - a candle-graph JSONL stream: the first object has a top-level "kind";
 //   - a candle-graph document: an object with "run", "spans", "ops",
 //     "tensors", "memory", "device_memory", "gradients" or "edges" (or only

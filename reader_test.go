@@ -130,6 +130,7 @@ func TestReadTraceValid(t *testing.T) {
 		{"gzip", "a gzip stream is detected by its magic bytes", string(rdGzip(t, []byte(rdFullTrace()))), rdFullDoc()},
 		{"document form", "the document JSON is detected by content", string(docJSON), rdFullDoc()},
 		{"gzip document", "gzip then document form", string(rdGzip(t, docJSON)), rdFullDoc()},
+		{"gzip padded", "zero bytes after the last gzip member are padding, as gzip(1) takes them", string(rdGzip(t, []byte(rdFullTrace()))) + strings.Repeat("\x00", 4096), rdFullDoc()},
 		{"document schema escaped", "the schema's value is a JSON string: its escapes are decoded before it is checked",
 			strings.Replace(string(docJSON), `"candle-graph/trace/6"`, `"\u0063andle-graph\/trace\/6"`, 1), rdFullDoc()},
 		{"kind not first", "the JSONL is detected by a top-level kind anywhere in the first object",

@@ -65,6 +65,7 @@ func TestSameOutputWhateverTheInput(t *testing.T) {
 			{"stdin", "-", data},
 			{"gzip", gzPath, nil},
 			{"gzip on stdin", "-", gz},
+			{"gzip padded with zero bytes, on stdin", "-", append(append([]byte{}, gz...), make([]byte, 1000)...)},
 			{"document JSON", docPath, nil},
 		}
 		for _, in := range inputs {

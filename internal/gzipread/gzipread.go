@@ -27,14 +27,77 @@ func Open(br *bufio.Reader) (r io.Reader, close func(), gz bool, err error) {
 	if err != nil {
 		return nil, nil, true, named(err)
 	}
-	return &reader{zr}, func() { zr.Close() }, true, nil
+	zr.Multistream(false)
+	return &reader{zr: zr, br: br}, func() { zr.Close() }, true, nil
 }
 
-type reader struct{ zr *gzip.Reader }
+// reader reads the members of a gzip stream one after another, as gzip(1)
+// does, and, as gzip(1) does too, takes zero bytes from the end of a member
+// to the end of the input as padding (tapes and some transfers add it).
+type reader struct {
+	zr   *gzip.Reader
+	br   *bufio.Reader
+	done bool // the last member has been read
+}
 
 func (g *reader) Read(p []byte) (int, error) {
-	n, err := g.zr.Read(p)
-	return n, named(err)
+	for !g.done {
+		n, err := g.zr.Read(p)
+		if err != io.EOF {
+			return n, named(err)
+		}
+		if err := g.next(); err != nil {
+			return n, named(err)
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+	return 0, io.EOF
+}
+
+// next moves past the member that ended: to the next member, or to the end
+// of the input when nothing or only zero bytes follow.
+func (g *reader) next() error {
+	b, err := g.br.Peek(1)
+	switch {
+	case len(b) == 0 && err == io.EOF:
+		g.done = true
+		return nil
+	case len(b) == 0:
+		return err
+	case b[0] == 0:
+		g.done = true
+		return zerosToEnd(g.br)
+	}
+	if err := g.zr.Reset(g.br); err != nil {
+		return err // gzip.ErrHeader for bytes that are not a member
+	}
+	g.zr.Multistream(false)
+	return nil
+}
+
+// errAfterPadding is the error for bytes other than zero after the zero
+// bytes that follow the last member.
+var errAfterPadding = fmt.Errorf("%w: bytes other than zero after the padding that ends the last member", gzip.ErrHeader)
+
+// zerosToEnd reads br to its end, and fails unless every byte is zero.
+func zerosToEnd(br *bufio.Reader) error {
+	for {
+		b, err := br.Peek(br.Size())
+		if len(b) == 0 && err == io.EOF {
+			return nil
+		}
+		if len(b) == 0 {
+			return err
+		}
+		if len(bytes.TrimLeft(b, "\x00")) > 0 {
+			return errAfterPadding
+		}
+		if _, err := br.Discard(len(b)); err != nil {
+			return err
+		}
+	}
 }
 
 // named returns err with "gzip: " in front, unless it is io.EOF or says
