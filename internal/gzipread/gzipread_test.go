@@ -81,3 +81,39 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+// FuzzOpen: a stream of one to three members holding data, followed by
+// tail, reads back as data when tail is empty or zero bytes (padding), and
+// is an error when zero bytes are followed by anything else.
+func FuzzOpen(f *testing.F) {
+	f.Add([]byte("hello\n"), []byte{}, uint8(1))
+	f.Add([]byte("hello\n"), []byte{0, 0, 0}, uint8(2))
+	f.Add([]byte("hello\n"), []byte{0, 0, 'x'}, uint8(3))
+	f.Add([]byte(""), []byte("junk junk junk"), uint8(1))
+	f.Fuzz(func(t *testing.T, data, tail []byte, members uint8) {
+		n := 1 + int(members)%3
+		var in []byte
+		for i := range n {
+			part := data[i*len(data)/n : (i+1)*len(data)/n]
+			in = append(in, gzipped(t, string(part))...)
+		}
+		in = append(in, tail...)
+		r, closeFn, gz, err := Open(bufio.NewReader(bytes.NewReader(in)))
+		if !gz || err != nil {
+			t.Fatalf("Open: gz %v, err %v", gz, err)
+		}
+		defer closeFn()
+		got, err := io.ReadAll(r)
+		padding := len(bytes.TrimLeft(tail, "\x00")) == 0
+		switch {
+		case padding && (err != nil || !bytes.Equal(got, data)):
+			t.Fatalf("members and %d zero bytes read %q, %v; want %q", len(tail), got, err, data)
+		case len(tail) > 0 && tail[0] == 0 && !padding && err == nil:
+			t.Fatalf("zero bytes then %q read without error", bytes.TrimLeft(tail, "\x00"))
+		case err == nil && !bytes.HasPrefix(got, data):
+			t.Fatalf("read %q, want it to start with %q", got, data)
+		case err != nil && !strings.HasPrefix(err.Error(), "gzip: "):
+			t.Fatalf("error %v does not say gzip", err)
+		}
+	})
+}
