@@ -86,24 +86,64 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 //
 // Any reader works. One that tells its size (a regular file, as
 // ReadTraceFile opens, or a bytes.Reader, strings.Reader or bytes.Buffer)
-// lets an uncompressed JSONL trace's sections be sized early, which spares
-// copying them at the end: less time and a lower memory peak on big
-// traces. A section's memory may then have up to 1/16 unused room.
+// lets a JSONL trace's sections be sized early, which spares copying them
+// at the end: less time and a lower memory peak on big traces. For gzip
+// input the decompressed size is estimated from the compressed size and
+// the ratio so far. A section's memory may then have up to 1/16 unused
+// room.
 func ReadTrace(r io.Reader) (*TraceDocument, error) {
 	return retryNonFinite(r, func() (*TraceDocument, error) { return readTrace(r) })
 }
 
 func readTrace(r io.Reader) (*TraceDocument, error) {
 	size := inputSize(r)
-	src, closeSrc, gz, err := decompress(r)
+	if size <= 0 {
+		src, closeSrc, _, err := decompress(r)
+		if err != nil {
+			return nil, err
+		}
+		defer closeSrc()
+		return readDecoded(src, -1, nil)
+	}
+	in := &countingReader{r: r}
+	br := bufio.NewReaderSize(in, decompressBuffer)
+	src, closeSrc, gz, err := decompressBuffered(br)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSrc()
-	if gz {
-		size = -1
+	if !gz {
+		return readDecoded(src, size, nil)
 	}
-	return readDecoded(src, size)
+	out := &countingReader{r: src}
+	return readDecoded(out, -1, func() int64 { return estimateSize(out.n, in.n-int64(br.Buffered()), size) })
+}
+
+// estimateSize returns the decompressed size of a compressed input of size
+// bytes, of which consumed bytes have given out bytes so far, if the rest
+// decompresses at the same ratio. It returns -1 until minEstimated bytes
+// were consumed (or all of them): before, gzip's header and a block's code
+// tables weigh too much in the ratio.
+func estimateSize(out, consumed, size int64) int64 {
+	if out <= 0 || consumed < min(minEstimated, size) {
+		return -1
+	}
+	return out + int64(float64(size-consumed)*float64(out)/float64(consumed))
+}
+
+// minEstimated is the compressed bytes estimateSize needs.
+const minEstimated = 64 << 10
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // inputSize returns the bytes left to read in r when r tells them without
@@ -135,7 +175,14 @@ func inputSize(r io.Reader) int64 {
 // r starts with the gzip magic bytes (gz). The caller calls the returned
 // close function when done.
 func decompress(r io.Reader) (src io.Reader, closeFn func(), gz bool, err error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	return decompressBuffered(bufio.NewReaderSize(r, decompressBuffer))
+}
+
+// decompressBuffer is the size of the buffer between the input and gzip.
+const decompressBuffer = 64 << 10
+
+// decompressBuffered is decompress reading from br.
+func decompressBuffered(br *bufio.Reader) (src io.Reader, closeFn func(), gz bool, err error) {
 	if _, err := br.Peek(2); err != nil && err != io.EOF {
 		return nil, nil, false, &ParseError{Msg: "read: " + err.Error(), Err: err} // at offset 0
 	}
@@ -152,14 +199,15 @@ const (
 )
 
 // readDecoded detects the format of the decompressed stream r and reads it.
-func readDecoded(r io.Reader, size int64) (*TraceDocument, error) {
+// size and estimate are readJSONL's.
+func readDecoded(r io.Reader, size int64, estimate func() int64) (*TraceDocument, error) {
 	format, src, err := detect(r)
 	if err != nil {
 		return nil, err
 	}
 	switch format {
 	case formatJSONL:
-		return readJSONL(src, size)
+		return readJSONL(src, size, estimate)
 	case formatDocument:
 		return readDocument(src)
 	default:
@@ -291,7 +339,11 @@ func firstValue(b []byte) []byte {
 // readJSONL assembles the JSONL stream r into a document. size is the bytes
 // in r, or -1 when unknown; when known, the sections are sized early on
 // (see sizer), so that most traces need no final copy of their sections.
-func readJSONL(r io.Reader, size int64) (*TraceDocument, error) {
+//
+// estimate, when not nil, stands in for size: for compressed input it
+// returns the decompressed size as estimated so far (-1 while it cannot
+// tell). The sizer starts once it can, and asks again at each step.
+func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, error) {
 	d := newRecordDecoder(r)
 	z := newSizer(size)
 	doc := &TraceDocument{}
@@ -315,7 +367,15 @@ func readJSONL(r io.Reader, size int64) (*TraceDocument, error) {
 		if err != nil {
 			return nil, err
 		}
+		if estimate != nil && z.at < 0 && !z.noted {
+			if size := estimate(); size > 0 {
+				z = newSizer(size)
+			}
+		}
 		if z.at >= 0 && d.offset >= z.at {
+			if estimate != nil {
+				z.size = max(estimate(), d.offset)
+			}
 			z.step(&sec, d.offset)
 		}
 		switch k {

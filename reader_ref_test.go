@@ -469,13 +469,13 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 // of it, so that its sections are reserved too small and overflow.
 func refCompare(in []byte) string {
 	want, werr := refReadJSONL(bytes.NewReader(in))
-	got, gerr := readJSONL(bytes.NewReader(in), int64(len(in)))
+	got, gerr := readJSONL(bytes.NewReader(in), int64(len(in)), nil)
 	if msg := refDisagree(want, got, werr, gerr); msg != "" {
 		return msg
 	}
 	defer func(old int) { maxChunk = old }(maxChunk)
 	maxChunk = 4
-	got, gerr = readJSONL(bytes.NewReader(in), int64(len(in))/3)
+	got, gerr = readJSONL(bytes.NewReader(in), int64(len(in))/3, nil)
 	if msg := refDisagree(want, got, werr, gerr); msg != "" {
 		return "sections reserved too small: " + msg
 	}

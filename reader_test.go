@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1023,7 +1024,7 @@ func TestReadTraceSizeHint(t *testing.T) {
 		data []byte
 	}{{"generated", g.Bytes()}, {"broken at the end", broken}, {"full", []byte(rdFullTrace())}} {
 		size := int64(len(in.data))
-		want, wantErr := readJSONL(bytes.NewReader(in.data), -1)
+		want, wantErr := readJSONL(bytes.NewReader(in.data), -1, nil)
 		for _, c := range []struct {
 			name   string
 			size   int64
@@ -1034,7 +1035,7 @@ func TestReadTraceSizeHint(t *testing.T) {
 			{"too big", size * 5, "reserved too big: copied out at the end"},
 			{"one byte", 1, "reserved after the first record, before any section has a value"},
 		} {
-			got, err := readJSONL(bytes.NewReader(in.data), c.size)
+			got, err := readJSONL(bytes.NewReader(in.data), c.size, nil)
 			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Errorf("%s, size %s (%s): error %v, want %v", in.name, c.name, c.reason, err, wantErr)
 			}
@@ -1046,6 +1047,11 @@ func TestReadTraceSizeHint(t *testing.T) {
 		if err := os.WriteFile(path, in.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		gz := rdGzip(t, in.data)
+		gzPath := path + ".gz"
+		if err := os.WriteFile(gzPath, gz, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		for _, r := range []struct {
 			name string
 			read func() (*TraceDocument, error)
@@ -1053,6 +1059,9 @@ func TestReadTraceSizeHint(t *testing.T) {
 			{"ReadTraceFile", func() (*TraceDocument, error) { return ReadTraceFile(path) }},
 			{"bytes.Reader", func() (*TraceDocument, error) { return ReadTrace(bytes.NewReader(in.data)) }},
 			{"plain reader", func() (*TraceDocument, error) { return ReadTrace(io.MultiReader(bytes.NewReader(in.data))) }},
+			{"ReadTraceFile of gzip", func() (*TraceDocument, error) { return ReadTraceFile(gzPath) }},
+			{"gzip in a bytes.Reader", func() (*TraceDocument, error) { return ReadTrace(bytes.NewReader(gz)) }},
+			{"gzip in a plain reader", func() (*TraceDocument, error) { return ReadTrace(io.MultiReader(bytes.NewReader(gz))) }},
 		} {
 			got, err := r.read()
 			if (err == nil) != (wantErr == nil) {
@@ -1080,7 +1089,7 @@ func TestReadTraceSizeHintSavesCopy(t *testing.T) {
 	allocated := func(size int64) (uint64, *TraceDocument) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		doc, err := readJSONL(bytes.NewReader(in), size)
+		doc, err := readJSONL(bytes.NewReader(in), size, nil)
 		runtime.ReadMemStats(&m1)
 		if err != nil {
 			t.Fatal(err)
@@ -1092,6 +1101,58 @@ func TestReadTraceSizeHintSavesCopy(t *testing.T) {
 	section := uint64(len(doc.Memory)) * uint64(unsafe.Sizeof(MemoryEvent{}))
 	if known+section/2 > unknown {
 		t.Errorf("allocated %d bytes with the size, %d without: want a saving of at least half the memory section (%d bytes)", known, unknown, section)
+	}
+}
+
+// TestReadTraceGzipSizeSavesCopy: told the compressed input's size, the
+// reader estimates the decompressed size from the ratio so far, and so
+// spares the memory section's copy of a gzipped trace too.
+func TestReadTraceGzipSizeSavesCopy(t *testing.T) {
+	// Records at a steady rate, as in TestReadTraceSizeHintSavesCopy, but
+	// with ids and sizes that do not repeat, so that they compress as a
+	// trace does (a few times) rather than to nothing.
+	rng := rand.New(rand.NewPCG(5, 5))
+	lines := []string{tMeta, tRoot}
+	for i := range 40_000 {
+		lines = append(lines, fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":"t%d","span_id":"root","device":"cuda:0","bytes":%d,"action":"alloc","shape":[4],"dtype":"f32","category":"activation"}`,
+			i, rng.Uint64(), rng.Uint32()))
+	}
+	gz := rdGzip(t, []byte(rdLines(append(lines, tRootEnd)...)))
+	allocated := func(r io.Reader) (uint64, *TraceDocument) {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		doc, err := ReadTrace(r)
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m1.TotalAlloc - m0.TotalAlloc, doc
+	}
+	unknown, doc := allocated(io.MultiReader(bytes.NewReader(gz)))
+	known, _ := allocated(bytes.NewReader(gz))
+	section := uint64(len(doc.Memory)) * uint64(unsafe.Sizeof(MemoryEvent{}))
+	if known+section/2 > unknown {
+		t.Errorf("allocated %d bytes with the compressed size (%d bytes), %d without: want a saving of at least half the memory section (%d bytes)", known, len(gz), unknown, section)
+	}
+}
+
+// TestEstimateSize: a compressed input's decompressed size is what it gave
+// so far plus the rest at the same ratio.
+func TestEstimateSize(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		out, consumed, size int64
+		want                int64
+	}{
+		{"nothing consumed", 0, 0, 1 << 20, -1},
+		{"too little consumed", 1 << 20, minEstimated - 1, 1 << 20, -1},
+		{"nothing out yet", 0, minEstimated, 1 << 20, -1},
+		{"ratio 10", 10 * minEstimated, minEstimated, 4 * minEstimated, 40 * minEstimated},
+		{"a small input all consumed", 5000, 1000, 1000, 5000},
+	} {
+		if got := estimateSize(c.out, c.consumed, c.size); got != c.want {
+			t.Errorf("%s: estimateSize(%d, %d, %d) = %d, want %d", c.name, c.out, c.consumed, c.size, got, c.want)
+		}
 	}
 }
 

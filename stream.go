@@ -42,7 +42,7 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 		return nil, nil, err
 	}
 	if format != formatJSONL {
-		doc, err := readDecoded(src, -1)
+		doc, err := readDecoded(src, -1, nil)
 		if err != nil {
 			return nil, nil, err
 		}
