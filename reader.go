@@ -105,7 +105,7 @@ func readTrace(r io.Reader) (*TraceDocument, error) {
 		defer closeSrc()
 		return readDecoded(src, -1, nil)
 	}
-	in := &countingReader{r: r}
+	in := &readErrs{r: r} // for its count of bytes read
 	br := bufio.NewReaderSize(in, decompressBuffer)
 	src, closeSrc, gz, err := decompressBuffered(br)
 	if err != nil {
@@ -115,7 +115,7 @@ func readTrace(r io.Reader) (*TraceDocument, error) {
 	if !gz {
 		return readDecoded(src, size, nil)
 	}
-	out := &countingReader{r: src}
+	out := &readErrs{r: src}
 	return readDecoded(out, -1, func() int64 { return estimateSize(out.n, in.n-int64(br.Buffered()), size) })
 }
 
@@ -133,18 +133,6 @@ func estimateSize(out, consumed, size int64) int64 {
 
 // minEstimated is the compressed bytes estimateSize needs.
 const minEstimated = 64 << 10
-
-// countingReader counts the bytes read from r.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // inputSize returns the bytes left to read in r when r tells them without
 // being read: its Len (bytes.Reader, strings.Reader, bytes.Buffer), or a
