@@ -222,34 +222,6 @@ func nextOffset(dec *jsontext.Decoder) int64 {
 	return dec.InputOffset() + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n,:")))
 }
 
-// readErrs is a reader that keeps the error its reader returned, other
-// than io.EOF, and counts the bytes it read.
-type readErrs struct {
-	r   io.Reader
-	err error
-	n   int64 // bytes read
-}
-
-func (r *readErrs) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.n += int64(n)
-	if err != nil && err != io.EOF {
-		r.err = err
-	}
-	return n, err
-}
-
-// failed reports whether err, returned by a decoder reading r, is r's read
-// error (the decoder may report one wrapped in a syntax error).
-func (r *readErrs) failed(err error) bool { return r.err != nil && errors.Is(err, r.err) }
-
-// readError is the error of a read that failed: at the offset the input
-// was read to, with the reader's own message (not the decoder's wrapping,
-// which names another offset).
-func (r *readErrs) readError(kind string) *ParseError {
-	return &ParseError{Offset: r.n, Kind: kind, Msg: "read: " + r.err.Error(), Err: r.err}
-}
-
 // syntax turns an error of the token stream into a *ParseError naming the
 // byte offset; nil stays nil.
 func (d *docDecoder) syntax(err error) error {

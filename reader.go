@@ -1,4 +1,4 @@
-// reader.go holds ReadTrace and ReadTraceFile: gzip and format detection, and assembly of the JSONL stream into a document.
+// reader.go holds ReadTrace and ReadTraceFile: gzip and format detection, assembly of the JSONL stream into a document, and the counting reader every reader reads through.
 
 package tracemem
 
@@ -600,4 +600,32 @@ func (c *chunked[T]) slice() []T {
 
 func sortSpans(spans []Span) {
 	slices.SortFunc(spans, func(a, b Span) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+// readErrs is a reader that keeps the error its reader returned, other
+// than io.EOF, and counts the bytes it read.
+type readErrs struct {
+	r   io.Reader
+	err error
+	n   int64 // bytes read
+}
+
+func (r *readErrs) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
+// failed reports whether err, returned by a decoder reading r, is r's read
+// error (the decoder may report one wrapped in a syntax error).
+func (r *readErrs) failed(err error) bool { return r.err != nil && errors.Is(err, r.err) }
+
+// readError is the error of a read that failed: at the offset the input
+// was read to, with the reader's own message (not the decoder's wrapping,
+// which names another offset).
+func (r *readErrs) readError(kind string) *ParseError {
+	return &ParseError{Offset: r.n, Kind: kind, Msg: "read: " + r.err.Error(), Err: r.err}
 }
