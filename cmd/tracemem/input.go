@@ -221,7 +221,7 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	if lo.wantNodes {
 		t.nodes = tracemem.NodeMemoryMetrics(doc, nil)
 	}
-	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device}
+	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device, source: doc.Run.Tags["source"]}
 	return t, nil
 }
 

@@ -86,7 +86,7 @@ func writeReport(w io.Writer, t *trace) error {
 	}
 	b.WriteString("<span><i style=\"background:#222;height:2px\"></i>live bytes</span><span><i style=\"background:#d62728;height:2px\"></i>capacity</span></p>\n")
 	if len(p.ByDevice) == 0 {
-		b.WriteString("<p>The trace has no memory events.</p>\n")
+		fmt.Fprintf(&b, "<p>%s.</p>\n", esc("T"+strings.TrimPrefix(noMemoryEvents(t.run), "t")))
 	}
 	tEnd := uint64(0)
 	for i := range p.Timeline {

@@ -237,6 +237,18 @@ func TestReportHandMade(t *testing.T) {
 	if s := checkWellFormed(t, b.Bytes()); len(s.svgs) != 0 || !strings.Contains(b.String(), "no memory events") {
 		t.Errorf("the report of an empty profile has %d charts or does not say there are no memory events", len(s.svgs))
 	}
+	if strings.Contains(b.String(), "profile_memory") {
+		t.Errorf("the report of a trace of unknown source gives PyTorch's hint")
+	}
+	// A PyTorch trace without memory events says when PyTorch writes them.
+	empty.run = &runInfo{source: "chrome_trace"}
+	b.Reset()
+	if err := writeReport(&b, empty); err != nil {
+		t.Fatal(err)
+	}
+	if want := "<p>The trace has no memory events (PyTorch&#39;s profiler writes [memory] events with profile_memory=True, in builds with Kineto).</p>"; !strings.Contains(b.String(), want) {
+		t.Errorf("the report of a PyTorch trace without memory events does not say %s", want)
+	}
 }
 
 func catBytes(c tracemem.Category, n uint64) tracemem.CategoryBytes {

@@ -87,7 +87,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 
 	fmt.Fprintln(w, "\nDevices")
 	if len(p.ByDevice) == 0 {
-		fmt.Fprintln(w, "  none: the trace has no memory events")
+		fmt.Fprintln(w, "  none: "+noMemoryEvents(t.run))
 	} else {
 		tb := newTable("DEVICE", "CAPACITY", "PEAK", "OF CAPACITY", "PEAK AT (ms)", "ALLOCS", "FREES").alignRight(1, 2, 3, 4, 5, 6)
 		for _, d := range p.ByDevice {
@@ -200,4 +200,15 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// noMemoryEvents says that the trace has no memory events and, for a
+// PyTorch trace, when PyTorch writes them: a user who profiled without
+// profile_memory, or with a build that has no Kineto (whose profiler
+// exports the legacy form, without them), gets one with none.
+func noMemoryEvents(r *runInfo) string {
+	if r != nil && r.source == "chrome_trace" {
+		return "the trace has no memory events (PyTorch's profiler writes [memory] events with profile_memory=True, in builds with Kineto)"
+	}
+	return "the trace has no memory events"
 }

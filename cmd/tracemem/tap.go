@@ -14,6 +14,7 @@ import (
 // runInfo is what the command shows of a trace's run record.
 type runInfo struct {
 	id, entrypoint, phase, device string
+	source                        string // Run.Tags["source"]: "chrome_trace" for a PyTorch trace
 }
 
 // lineTap passes a JSONL stream through unchanged and hands a copy of
