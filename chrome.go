@@ -112,8 +112,14 @@ import (
 // categories (kernel, gpu_memcpy, cuda_runtime, gpu_user_annotation, Trace,
 // ...) are ignored. Spans nest per (pid, tid) by time containment (sorted by
 // start, longer first, then file order; a span not contained in the open one
-// closes it). Span ids are decimal, zero-padded to one width, in that order,
-// so parents sort before children. Step: a span named
+// closes it). A span that starts strictly inside the open one and ends at
+// most 1 µs after it is its child all the same, and ends with it: writers of
+// whole microseconds (PyTorch 1.x) round start and duration down apart,
+// which puts a child's end up to 1 µs past its parent's (in a trace
+// PyTorch 1.13 wrote, 2 spans of 324), while a sibling, starting at or after
+// its predecessor's written end, never starts inside it. Span ids are
+// decimal, zero-padded to one width, in that order, so parents sort before
+// children. Step: a span named
 // "autograd::engine::evaluate_function..." or ending in "Backward0" or
 // "Backward1" is backward, "Optimizer.step#..." or "Optimizer.zero_grad#..."
 // optimizer, and so are their descendants; other spans inside a

@@ -838,7 +838,11 @@ type refSpan struct {
 // TestChromeSpanAttribution compares the one-pass nesting and attribution
 // with a slow reference on random nested span trees: a span's parent is the
 // last span before it (by start, longer first, file order) that contains
-// it; an event's span is the last span (same order) that contains its ts.
+// it, or that it starts strictly inside and ends at most 1 µs after, its
+// end then moved back to its parent's (writers of whole microseconds round
+// a child out of its parent); an event's span is the last span (same
+// order) that contains its ts. Some children end 1 µs after their parent,
+// as such writers make them, and some 2 µs, which is no rounding.
 func TestChromeSpanAttribution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for iter := range 300 {
@@ -849,9 +853,13 @@ func TestChromeSpanAttribution(t *testing.T) {
 			for t < hi && depth < 5 && rng.IntN(3) != 0 {
 				s := min(t+int64(rng.IntN(3)), hi)
 				e := min(s+int64(rng.IntN(int(hi-s)+1)), hi)
-				spans = append(spans, refSpan{s, e, 0})
+				written := e
+				if depth > 0 && e == hi && rng.IntN(3) == 0 {
+					written += 1 + int64(rng.IntN(2)) // out of its parent by 1 µs (rounding) or 2
+				}
+				spans = append(spans, refSpan{s, written, 0})
 				if rng.IntN(8) == 0 { // an identical twin: nested by file order
-					spans = append(spans, refSpan{s, e, 0})
+					spans = append(spans, refSpan{s, written, 0})
 				}
 				gen(s, e, depth+1)
 				t = e // siblings may touch
@@ -896,16 +904,28 @@ func TestChromeSpanAttribution(t *testing.T) {
 		for _, s := range doc.Spans {
 			idName[s.ID] = s.Name
 		}
-		for _, s := range order {
+		for i := range order {
+			s := &order[i]
+			written := *s
 			want := ""
-			for j := pos[s.file] - 1; j >= 0; j-- {
-				if o := order[j]; o.start <= s.start && s.end <= o.end {
+			for j := i - 1; j >= 0; j-- {
+				o := order[j]
+				if o.start <= s.start && s.end <= o.end {
 					want = name(o.file)
 					break
 				}
+				if o.start <= s.start && s.start < o.end && s.end-o.end <= 1 {
+					want = name(o.file)
+					s.end = o.end // the reference's later checks see the moved end
+					break
+				}
 			}
-			if got := idName[byName[name(s.file)].ParentID]; got != want {
-				t.Fatalf("iter %d: span %s [%d,%d]: parent %q, want %q", iter, name(s.file), s.start, s.end, got, want)
+			got := byName[name(s.file)]
+			if p := idName[got.ParentID]; p != want {
+				t.Fatalf("iter %d: span %s [%d,%d]: parent %q, want %q", iter, name(s.file), written.start, written.end, p, want)
+			}
+			if got.DurationNs != uint64(s.end-s.start)*1000 {
+				t.Fatalf("iter %d: span %s [%d,%d]: %d ns, want %d µs", iter, name(s.file), written.start, written.end, got.DurationNs, s.end-s.start)
 			}
 		}
 		for _, m := range doc.Memory {
@@ -1173,8 +1193,16 @@ func FuzzReadChromeTrace(f *testing.F) {
 			t.Fatalf("memory not in time order")
 		}
 		ids := make(map[string]bool)
+		byID := make(map[string]Span)
 		for _, s := range doc.Spans {
 			ids[s.ID] = true
+			byID[s.ID] = s
+		}
+		end := func(s Span) uint64 { return addSat(s.StartNs, s.DurationNs) }
+		for _, s := range doc.Spans {
+			if p, ok := byID[s.ParentID]; ok && (s.StartNs < p.StartNs || end(s) > end(p)) {
+				t.Fatalf("span %+v is not inside its parent %+v", s, p)
+			}
 		}
 		for _, m := range doc.Memory {
 			if !ids[m.SpanID] {
@@ -1254,7 +1282,7 @@ func TestChromeSteps(t *testing.T) {
 		x("aten::linear", 11, 10, 1),    // forward
 		x("aten::mm", 12, 2, 1),         // forward, inherited
 		x("Optimizer.step#Adam.step", 30, 20, 1),
-		x("aten::add_", 31, 2, 1),   // optimizer, inherited
+		x("aten::add_", 31, 1, 1),   // optimizer, inherited
 		x("MulBackward0", 32, 2, 1), // a backward marker wins over optimizer
 		x("aten::mul", 33, 1, 1),    // backward, inherited
 		x("Optimizer.zero_grad#Adam.zero_grad", 60, 5, 1),

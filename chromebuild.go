@@ -98,7 +98,20 @@ func (b *chromeBuilder) spanTree() {
 		if i > 0 && spans[i-1].thread != s.thread {
 			stack = stack[:0]
 		}
-		for len(stack) > 0 && s.end > spans[stack[len(stack)-1]].end {
+		for len(stack) > 0 {
+			top := &spans[stack[len(stack)-1]]
+			if s.end <= top.end {
+				break
+			}
+			// Writers of whole microseconds (PyTorch 1.x) round start
+			// and duration down apart, so a child can end up to 1 µs
+			// after its parent; a span that starts after its
+			// predecessor's written end, as a sibling does, never
+			// starts inside it.
+			if s.start < top.end && uint64(s.end)-uint64(top.end) <= chromeRoundingNs {
+				s.end = top.end
+				break
+			}
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) > 0 {
@@ -126,6 +139,10 @@ func (b *chromeBuilder) spanTree() {
 		}
 	}
 }
+
+// chromeRoundingNs is how far a span may end after the span it starts in
+// and still be its child (its end is then moved back to its parent's).
+const chromeRoundingNs = 1000
 
 // attributeMemory gives each memory event the innermost span of its thread
 // that contains it, sweeping both in (thread, time) order; an event outside
