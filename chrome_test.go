@@ -1390,6 +1390,20 @@ func TestChromeMappingEdges(t *testing.T) {
 				{80000, "cuda:0@0x40#0", free, 8, "cuda:0", "0", "ProfilerStep#1", opt},
 			},
 			[]opRow{{"1", "aten::empty", "cuda:0"}}},
+		{"child rounded out of its parent", "PyTorch 1.x writes whole µs, rounded down apart: an op ending 1 µs after the Optimizer.step it starts in is its child (its allocation optimizer, not activation), and one ending 2 µs after is not",
+			[]string{
+				x("ProfilerStep#1", "user_annotation", 0, 100),
+				x("Optimizer.step#SGD.step", "user_annotation", 10, 10),
+				x("aten::add_", "cpu_op", 15, 6), // ends at 21, 1 µs after its parent
+				x("Optimizer.step#SGD.step", "user_annotation", 30, 10),
+				x("aten::mul_", "cpu_op", 35, 7), // ends at 42: 2 µs is no rounding
+				memEvent("16", 8, 1, 0, addr(64)), memEvent("36", 8, 1, 0, addr(128)),
+			},
+			[]memRow{
+				{16000, "cuda:0@0x40#0", alloc, 8, "cuda:0", "2", "aten::add_", opt},
+				{36000, "cuda:0@0x80#0", alloc, 8, "cuda:0", "4", "aten::mul_", act},
+			},
+			[]opRow{{"2", "aten::add_", "cuda:0"}, {"4", "aten::mul_", "cuda:0"}}},
 		{"one address on two devices", "a block is (device, address): the same address on another device is another tensor, not a duplicate alloc",
 			[]string{memEvent("1", 8, 1, 0, addr(4096)), memEvent("2", 16, 1, 1, addr(4096)), memEvent("3", -8, 1, 0, addr(4096)), memEvent("4", -16, 1, 1, addr(4096))},
 			[]memRow{
