@@ -105,9 +105,8 @@ func (b *chromeBuilder) spanTree() {
 			}
 			// Writers of whole microseconds (PyTorch 1.x) round start
 			// and duration down apart, so a child can end up to 1 µs
-			// after its parent; a span that starts after its
-			// predecessor's written end, as a sibling does, never
-			// starts inside it.
+			// after its parent. A sibling cannot look like that: it
+			// starts at or after its predecessor's written end.
 			if s.start < top.end && uint64(s.end)-uint64(top.end) <= chromeRoundingNs {
 				s.end = top.end
 				break
