@@ -1174,6 +1174,11 @@ func FuzzReadChromeTrace(f *testing.F) {
 		_, trace := chromeFixture(f, name)
 		f.Add(trace)
 	}
+	real, err := os.ReadFile(filepath.Join("testdata", "chrome", "torch-1.13-cpu.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(real) // what PyTorch itself writes
 	f.Add([]byte(`[` + memEvent("1.5", -8, 1, 0, `,"Addr":4096,"Total Allocated":0`) + `]`))
 	f.Add([]byte(`{"traceEvents":[{"name":"a","ph":"X","cat":"cpu_op","ts":"1e3","dur":-1,"pid":"p","tid":2}]}`))
 	f.Add([]byte(`[{"name":"k","ph":"X","cat":"kernel","ts":1,"dur":0,"args":{"bw":inf,"o":-NaN}},` + memEvent("2", 8, 1, 0, `,"x":[Infinity]`) + `]`))
