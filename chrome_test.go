@@ -891,10 +891,6 @@ func TestChromeSpanAttribution(t *testing.T) {
 			}
 			return int(b.end - a.end)
 		})
-		pos := make(map[int]int) // file index → position in order
-		for i, s := range order {
-			pos[s.file] = i
-		}
 		name := func(file int) string { return "s" + strconv.Itoa(file) }
 		byName := make(map[string]Span)
 		for _, s := range doc.Spans {
