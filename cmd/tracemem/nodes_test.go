@@ -4,6 +4,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -206,5 +208,31 @@ func TestNodesOpNames(t *testing.T) {
 		if !ok || got != c.want {
 			t.Errorf("%s: %s: node %s has path %q (listed %v), want %q", c.name, c.reason, c.key, got, ok, c.want)
 		}
+	}
+}
+
+// TestNodesEmptyID: a span may have the id "" (the reader takes it); its
+// row names it `""`, since a blank NODE cell reads as a row without an id
+// (and shifts the columns for a reader of the table).
+func TestNodesEmptyID(t *testing.T) {
+	trace := jsonlTrace(
+		startRec("", "root", "", 0),
+		`{"kind": "memory", "timestamp_ns": 5, "tensor_id": "a", "span_id": "", "device": "cuda:0", "bytes": 4096, "action": "alloc", "shape": [4096], "dtype": "u8", "category": "activation"}`,
+		endRec("", 10))
+	_, rows := nodesOutput(t, trace)
+	if len(rows) != 1 || rows[0].node != `""` || rows[0].path != "root" || rows[0].kind != "function" {
+		t.Errorf("rows %+v, want one: node \"\" with path root", rows)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	if got := runCmd(t, nil, "report", "-o", out, writeFile(t, dir, "trace.jsonl", []byte(trace))); got.code != 0 {
+		t.Fatalf("report: exit %d: %s", got.code, got.stderr)
+	}
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<td>function</td><td>&#34;&#34;</td><td class=\"path\">root</td>"; !strings.Contains(string(html), want) {
+		t.Errorf("the report's node table has no row %s", want)
 	}
 }

@@ -147,7 +147,7 @@ func writeReport(w io.Writer, t *trace) error {
 	for _, n := range ranked {
 		ref := t.tree.describeNode(n.key)
 		fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
-			formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), esc(ref.kind), esc(n.key), esc(ref.path))
+			formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), esc(ref.kind), esc(nodeCell(n.key)), esc(ref.path))
 	}
 	b.WriteString("</table>\n<p class=\"meta\">Made by tracemem.</p>\n</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
