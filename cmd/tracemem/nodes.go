@@ -120,16 +120,7 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	tb := newTable("PEAK", "RESIDUAL", "BYTES", "KIND", "NODE", "PATH").alignRight(0, 1, 2)
 	for _, n := range ranked {
 		ref := t.tree.describeNode(n.key)
-		tb.add(formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), ref.kind, nodeCell(n.key), ref.path)
+		tb.add(formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), ref.kind, idCell(n.key), ref.path)
 	}
 	tb.write(w, "  ")
-}
-
-// nodeCell is how a node's key shows in a table: as it is, but `""` for a
-// span whose id is "" (the readers take it), which a blank cell would hide.
-func nodeCell(key string) string {
-	if key == "" {
-		return `""`
-	}
-	return key
 }

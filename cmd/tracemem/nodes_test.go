@@ -236,3 +236,27 @@ func TestNodesEmptyID(t *testing.T) {
 		t.Errorf("the report's node table has no row %s", want)
 	}
 }
+
+// TestEmptyTensorID: a tensor may have the id "" too; summary's and the
+// report's tables of top allocations name it `""`.
+func TestEmptyTensorID(t *testing.T) {
+	trace := jsonlTrace(`{"kind": "memory", "timestamp_ns": 5, "tensor_id": "", "span_id": "s", "device": "cuda:0", "bytes": 4096, "action": "alloc", "shape": [4096], "dtype": "u8", "category": "activation"}`)
+	dir := t.TempDir()
+	path := writeFile(t, dir, "trace.jsonl", []byte(trace))
+	got := runCmd(t, nil, "summary", path)
+	if want := regexp.MustCompile(`(?m)^  4\.00 KiB  activation  u8 +\[4096\]  - +"" +s$`); got.code != 0 || !want.MatchString(got.stdout) {
+		t.Errorf("summary: exit %d, stdout:\n%s\nwant a row matching %s", got.code, got.stdout, want)
+	}
+	out := filepath.Join(dir, "r.html")
+	if got := runCmd(t, nil, "report", "-o", out, path); got.code != 0 {
+		t.Fatalf("report: exit %d: %s", got.code, got.stderr)
+	}
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<td>-</td><td>&#34;&#34;</td>"; !strings.Contains(string(html), want) {
+		t.Errorf("the report's allocation table has no cell %s", want)
+	}
+}
+

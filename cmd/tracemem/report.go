@@ -135,7 +135,7 @@ func writeReport(w io.Writer, t *trace) error {
 		b.WriteString("<table>\n<tr><th class=\"n\">bytes</th><th>category</th><th>dtype</th><th>shape</th><th>op</th><th>tensor</th><th>span path</th></tr>\n")
 		for _, a := range p.PeakBreakdown[:n] {
 			fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
-				formatBytes(a.Bytes), a.Category, esc(orDash(a.DType)), formatShape(a.Shape, a.DType), esc(orDash(opName(a.OpName))), esc(a.TensorID), esc(t.tree.path(a.SpanID)))
+				formatBytes(a.Bytes), a.Category, esc(orDash(a.DType)), formatShape(a.Shape, a.DType), esc(orDash(opName(a.OpName))), esc(idCell(a.TensorID)), esc(t.tree.path(a.SpanID)))
 		}
 		b.WriteString("</table>\n")
 	}
@@ -147,7 +147,7 @@ func writeReport(w io.Writer, t *trace) error {
 	for _, n := range ranked {
 		ref := t.tree.describeNode(n.key)
 		fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
-			formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), esc(ref.kind), esc(nodeCell(n.key)), esc(ref.path))
+			formatBytes(n.m.PeakBytes), formatBytes(n.m.ResidualBytes), formatBytes(n.m.Bytes), esc(ref.kind), esc(idCell(n.key)), esc(ref.path))
 	}
 	b.WriteString("</table>\n<p class=\"meta\">Made by tracemem.</p>\n</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())

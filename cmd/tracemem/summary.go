@@ -123,7 +123,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 			tb := newTable("BYTES", "CATEGORY", "DTYPE", "SHAPE", "OP", "TENSOR", "SPAN PATH").alignRight(0)
 			for _, a := range p.PeakBreakdown[:n] {
 				tb.add(formatBytes(a.Bytes), a.Category.String(), orDash(a.DType), formatShape(a.Shape, a.DType),
-					orDash(opName(a.OpName)), a.TensorID, t.tree.path(a.SpanID))
+					orDash(opName(a.OpName)), idCell(a.TensorID), t.tree.path(a.SpanID))
 			}
 			tb.write(w, "  ")
 		}
@@ -200,6 +200,16 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// idCell is how an id from the trace (a tensor's, a node's) shows in a
+// table: as it is, but `""` for the empty id, which the readers take and a
+// blank cell would hide (in text, it also shifts the columns).
+func idCell(id string) string {
+	if id == "" {
+		return `""`
+	}
+	return id
 }
 
 // noMemoryEvents says that the trace has no memory events and, for a
