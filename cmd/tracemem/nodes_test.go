@@ -259,4 +259,3 @@ func TestEmptyTensorID(t *testing.T) {
 		t.Errorf("the report's allocation table has no cell %s", want)
 	}
 }
-
