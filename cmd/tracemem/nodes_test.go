@@ -4,8 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -223,15 +221,7 @@ func TestNodesEmptyID(t *testing.T) {
 	if len(rows) != 1 || rows[0].node != `""` || rows[0].path != "root" || rows[0].kind != "function" {
 		t.Errorf("rows %+v, want one: node \"\" with path root", rows)
 	}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "r.html")
-	if got := runCmd(t, nil, "report", "-o", out, writeFile(t, dir, "trace.jsonl", []byte(trace))); got.code != 0 {
-		t.Fatalf("report: exit %d: %s", got.code, got.stderr)
-	}
-	html, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, html := reportOf(t, trace)
 	if want := "<td>function</td><td>&#34;&#34;</td><td class=\"path\">root</td>"; !strings.Contains(string(html), want) {
 		t.Errorf("the report's node table has no row %s", want)
 	}
@@ -241,19 +231,10 @@ func TestNodesEmptyID(t *testing.T) {
 // report's tables of top allocations name it `""`.
 func TestEmptyTensorID(t *testing.T) {
 	trace := jsonlTrace(`{"kind": "memory", "timestamp_ns": 5, "tensor_id": "", "span_id": "s", "device": "cuda:0", "bytes": 4096, "action": "alloc", "shape": [4096], "dtype": "u8", "category": "activation"}`)
-	dir := t.TempDir()
-	path := writeFile(t, dir, "trace.jsonl", []byte(trace))
+	path, html := reportOf(t, trace)
 	got := runCmd(t, nil, "summary", path)
 	if want := regexp.MustCompile(`(?m)^  4\.00 KiB  activation  u8 +\[4096\]  - +"" +s$`); got.code != 0 || !want.MatchString(got.stdout) {
 		t.Errorf("summary: exit %d, stdout:\n%s\nwant a row matching %s", got.code, got.stdout, want)
-	}
-	out := filepath.Join(dir, "r.html")
-	if got := runCmd(t, nil, "report", "-o", out, path); got.code != 0 {
-		t.Fatalf("report: exit %d: %s", got.code, got.stderr)
-	}
-	html, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if want := "<td>-</td><td>&#34;&#34;</td>"; !strings.Contains(string(html), want) {
 		t.Errorf("the report's allocation table has no cell %s", want)
