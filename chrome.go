@@ -113,11 +113,14 @@ import (
 // ...) are ignored. Spans nest per (pid, tid) by time containment (sorted by
 // start, longer first, then file order; a span not contained in the open one
 // closes it). A span that starts strictly inside the open one and ends at
-// most 1 µs after it is its child all the same, and ends with it: writers of
-// whole microseconds (PyTorch 1.x) round start and duration down apart,
-// which puts a child's end up to 1 µs past its parent's (in a trace
-// PyTorch 1.13 wrote, 2 spans of 324), while a sibling, starting at or after
-// its predecessor's written end, never starts inside it. Span ids are
+// most 1 µs after it is its child all the same: writers of whole
+// microseconds (PyTorch 1.x) round start and duration down apart, which
+// puts a child's end up to 1 µs past its parent's (in a trace PyTorch 1.13
+// wrote, 2 spans of 324), while a sibling, starting at or after its
+// predecessor's written end, never starts inside it. The parent, and any
+// ancestor that ends before the child, then ends with the child (the
+// child's end is the better bound of theirs), so spans stay nested and the
+// memory events of the child's last microsecond stay in it. Span ids are
 // decimal, zero-padded to one width, in that order, so parents sort before
 // children. Step: a span named
 // "autograd::engine::evaluate_function..." or ending in "Backward0" or
@@ -242,8 +245,9 @@ func chromeDeviceName(typ, id int64) string {
 const (
 	fieldAbsent uint8 = iota
 	fieldOK
-	fieldBad   // not an integer
-	fieldRange // an integer outside int64
+	fieldBad     // not an integer
+	fieldRange   // an integer outside int64
+	fieldRangeNs // a time in µs outside int64 once in ns
 )
 
 // chromeInt is an integer argument as read.
@@ -259,6 +263,8 @@ func (c chromeInt) problem(want string) string {
 		return "missing"
 	case fieldRange:
 		return "out of range (beyond 64 bits)"
+	case fieldRangeNs:
+		return "out of range (beyond 2⁶³ ns)"
 	}
 	return "not " + want
 }
@@ -325,6 +331,10 @@ type chromeMem struct {
 	span     int32 // index into spans (or roots when >= len(spans)); set by build
 	flags    uint8
 }
+
+// givesEvent reports whether m gives a memory event of the document: an
+// [OutOfMemory] event or one of 0 bytes gives at most a device sample.
+func (m *chromeMem) givesEvent() bool { return m.flags&memOOM == 0 && m.bytes != 0 }
 
 type threadInfo struct {
 	pid, tid string
@@ -453,10 +463,11 @@ func (p *chromeParser) parse() error {
 			switch string(p.unquote(kv, &p.key)) {
 			case "traceEvents":
 				if p.dec.PeekKind() != '[' {
+					off := nextOffset(p.dec)
 					if _, err := p.dec.ReadValue(); err != nil {
 						return p.syntax(err)
 					}
-					return notChrome(p.dec.InputOffset(), "traceEvents is not an array")
+					return notChrome(off, "traceEvents is not an array")
 				}
 				if err := p.parseEvents(); err != nil {
 					return err
@@ -552,6 +563,7 @@ func (p *chromeParser) parseDeviceProperties() error {
 		if _, err := p.dec.ReadToken(); err != nil {
 			return p.syntax(err)
 		}
+		off := p.dec.InputOffset() - 1 // the entry's '{'
 		var id, mem chromeInt
 		for p.dec.PeekKind() == '"' {
 			kv, err := p.dec.ReadValue()
@@ -574,10 +586,10 @@ func (p *chromeParser) parseDeviceProperties() error {
 			return p.syntax(err)
 		}
 		if id.state >= fieldBad {
-			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Field: "id", Msg: id.problem("an integer")}
+			return &ParseError{Offset: off, Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Field: "id", Msg: id.problem("an integer")}
 		}
 		if mem.state >= fieldBad || (mem.state == fieldOK && mem.v < 0) {
-			return &ParseError{Offset: p.dec.InputOffset(), Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Field: "totalGlobalMem", Msg: mem.problem("a non-negative integer")}
+			return &ParseError{Offset: off, Kind: "deviceProperties[" + strconv.Itoa(i) + "]", Field: "totalGlobalMem", Msg: mem.problem("a non-negative integer")}
 		}
 		if id.state == fieldOK && mem.state == fieldOK {
 			p.capac[id.v] = uint64(mem.v)
@@ -684,7 +696,7 @@ func (p *chromeParser) readMicros() (chromeInt, error) {
 	n, _, ok := parseDecimal(text, 3)
 	if !ok {
 		if v.Kind() == '0' {
-			return chromeInt{state: fieldRange}, nil
+			return chromeInt{state: fieldRangeNs}, nil
 		}
 		return chromeInt{state: fieldBad}, nil
 	}

@@ -76,8 +76,9 @@ func TestChromeRealTrace(t *testing.T) {
 	// A span's parent is the last span before it that contains it, or that
 	// it starts strictly inside and ends at most 1 µs after: the writer
 	// rounds start and duration down apart, which can put a child's end
-	// 1 µs past its parent's (it then ends with its parent).
-	clipped := 0
+	// 1 µs past its parent's (its parent, and any ancestor that ends
+	// before it, then end with it).
+	rounded := 0
 	for i := range order {
 		s := &order[i]
 		s.parent = -1
@@ -88,13 +89,16 @@ func TestChromeRealTrace(t *testing.T) {
 				break
 			}
 			if o.startNs <= s.startNs && s.startNs < o.endNs && s.endNs-o.endNs <= 1000 {
-				s.parent, s.endNs = j, o.endNs
-				clipped++
+				s.parent = j
+				for k := j; k >= 0 && order[k].endNs < s.endNs; k = order[k].parent {
+					order[k].endNs = s.endNs
+				}
+				rounded++
 				break
 			}
 		}
 	}
-	if clipped == 0 {
+	if rounded == 0 {
 		t.Fatalf("no child ends after its parent in the fixture: the rounding rule goes unchecked")
 	}
 	// Its step: the nearest marker on the path up (itself included), else

@@ -714,7 +714,8 @@ func TestChromeErrors(t *testing.T) {
 		{"Total Allocated beyond int64", "a total that would wrap", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":18446744073709551615`) + `]`, nil, "args.Total Allocated: out of range", "traceEvents[0]"},
 		{"Total Reserved beyond int64", "a total that would wrap", `[` + memEvent("1", 1, 1, 0, `,"Total Reserved":99999999999999999999`) + `]`, nil, "args.Total Reserved: out of range", "traceEvents[0]"},
 		{"ts beyond int64", "a time beyond int64 ns", `[` + memEvent("1e17", 1, 1, 0, "") + `]`, nil, "ts: out of range", "traceEvents[0]"},
-		{"op dur beyond int64", "a duration beyond int64 ns", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":1e300,"pid":1,"tid":1}]`, nil, "dur: out of range (beyond 64 bits) in event \"aten::mm\"", "traceEvents[0]"},
+		{"op dur beyond int64", "a duration beyond int64 ns", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":1e300,"pid":1,"tid":1}]`, nil, "dur: out of range (beyond 2⁶³ ns) in event \"aten::mm\"", "traceEvents[0]"},
+		{"op ts beyond int64 ns", "a time that fits 64 bits in µs but not in ns: the message must not say it is beyond 64 bits", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1740461679479712123,"dur":5,"pid":1,"tid":1}]`, nil, "ts: out of range (beyond 2⁶³ ns) in event \"aten::mm\"", "traceEvents[0]"},
 		{"deviceProperties memory beyond int64", "a capacity beyond int64", `{"deviceProperties":[{"id":0,"totalGlobalMem":1e20}],"traceEvents":[]}`, nil, "totalGlobalMem: out of range", "deviceProperties[0]"},
 		{"Bytes string", "Bytes must be numeric", `[` + ok + `,` + ok + `,` + ok + `,` + strings.Replace(ok, `"Bytes":8`, `"Bytes":"8"`, 1) + `]`, nil, "args.Bytes: not an integer", "traceEvents[3]"},
 		{"Bytes fraction", "Bytes must be an integer", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":8.5`, 1) + `]`, nil, "args.Bytes: not an integer", "traceEvents[0]"},
@@ -743,6 +744,7 @@ func TestChromeErrors(t *testing.T) {
 		{"deviceProperties id bad", "a device id that is not an integer", `{"deviceProperties":[{"id":"zero","totalGlobalMem":1}],"traceEvents":[]}`, nil, "id: not an integer", "deviceProperties[0]"},
 		{"object syntax error", "bad JSON between the top-level keys", `{"traceEvents":[],1}`, nil, "invalid JSON", ""},
 		{"deviceProperties bad", "a capacity that is not an integer", `{"deviceProperties":[{"id":0,"totalGlobalMem":"lots"}],"traceEvents":[]}`, nil, "totalGlobalMem: not a non-negative integer", "deviceProperties[0]"},
+		{"deviceProperties second bad", "the offset is that of the entry at fault, not of the first or of the end of it", `{"deviceProperties": [{"id": 0, "totalGlobalMem": 85097971712}, {"id": 1, "name": "x", "totalGlobalMem": -1}], "traceEvents": []}`, nil, "totalGlobalMem: not a non-negative integer", "deviceProperties[1]"},
 		{"corrupt gzip", "a gzip stream that breaks", string(corruptGzip(t)), gzip.ErrChecksum, "read: gzip: invalid checksum", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -777,8 +779,17 @@ func TestChromeErrors(t *testing.T) {
 // wantChromeOffset returns the offset an error about input in (valid JSON
 // up to the error) should give, when the test knows it: the start of event
 // i for an error about traceEvents[i] of a bare array that is not a syntax
-// error, and the start of the data after the trace.
+// error, the start of entry i for one about deviceProperties[i], the start
+// of a traceEvents that is no array, and the start of the data after the
+// trace.
 func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
+	var i int
+	if _, err := fmt.Sscanf(pe.Kind, "deviceProperties[%d]", &i); err == nil {
+		return memberOffset(in, "deviceProperties", i)
+	}
+	if strings.HasSuffix(pe.Msg, "traceEvents is not an array") {
+		return memberOffset(in, "traceEvents", -1)
+	}
 	if pe.Msg == "data after the trace" {
 		d := jsontext.NewDecoder(strings.NewReader(in))
 		if _, err := d.ReadValue(); err != nil {
@@ -787,7 +798,6 @@ func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
 		rest := in[d.InputOffset():]
 		return int64(len(in) - len(strings.TrimLeft(rest, " \t\r\n"))), true
 	}
-	var i int
 	if _, err := fmt.Sscanf(pe.Kind, "traceEvents[%d]", &i); err != nil || pe.Err != nil || !strings.HasPrefix(strings.TrimSpace(in), "[") {
 		return 0, false
 	}
@@ -805,6 +815,43 @@ func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
 		return 0, false
 	}
 	return d.InputOffset() - int64(len(v)), true
+}
+
+// memberOffset returns the offset of the value of the top-level object's
+// member name in (valid JSON), or of element i of that value when i >= 0.
+func memberOffset(in, name string, i int) (int64, bool) {
+	d := jsontext.NewDecoder(strings.NewReader(in))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return 0, false
+	}
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return 0, false
+		}
+		if k.String() != name {
+			if _, err := d.ReadValue(); err != nil {
+				return 0, false
+			}
+			continue
+		}
+		if i >= 0 {
+			if tok, err := d.ReadToken(); err != nil || tok.Kind() != '[' {
+				return 0, false
+			}
+			for ; i > 0; i-- {
+				if _, err := d.ReadValue(); err != nil {
+					return 0, false
+				}
+			}
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return 0, false
+		}
+		return d.InputOffset() - int64(len(v)), true
+	}
+	return 0, false
 }
 
 // corruptGzip returns a gzip stream whose checksum is wrong.
@@ -839,9 +886,9 @@ type refSpan struct {
 // with a slow reference on random nested span trees: a span's parent is the
 // last span before it (by start, longer first, file order) that contains
 // it, or that it starts strictly inside and ends at most 1 µs after, its
-// end then moved back to its parent's (writers of whole microseconds round
-// a child out of its parent); an event's span is the last span (same
-// order) that contains its ts. Some children end 1 µs after their parent,
+// parent and their ancestors then ending no earlier than it (writers of
+// whole microseconds round a child out of its parent); an event's span is
+// the last span (same order) that contains its ts. Some children end 1 µs after their parent,
 // as such writers make them, and some 2 µs, which is no rounding.
 func TestChromeSpanAttribution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -900,23 +947,34 @@ func TestChromeSpanAttribution(t *testing.T) {
 		for _, s := range doc.Spans {
 			idName[s.ID] = s.Name
 		}
+		parent := make([]int, len(order))
 		for i := range order {
 			s := &order[i]
-			written := *s
-			want := ""
+			parent[i] = -1
 			for j := i - 1; j >= 0; j-- {
 				o := order[j]
 				if o.start <= s.start && s.end <= o.end {
-					want = name(o.file)
+					parent[i] = j
 					break
 				}
 				if o.start <= s.start && s.start < o.end && s.end-o.end <= 1 {
-					want = name(o.file)
-					s.end = o.end // the reference's later checks see the moved end
+					parent[i] = j
+					// Its ancestors end with it, in the reference's
+					// later checks too.
+					for k := j; k >= 0 && order[k].end < s.end; k = parent[k] {
+						order[k].end = s.end
+					}
 					break
 				}
 			}
+		}
+		for i, s := range order {
+			want := ""
+			if parent[i] >= 0 {
+				want = name(order[parent[i]].file)
+			}
 			got := byName[name(s.file)]
+			written := spans[s.file]
 			if p := idName[got.ParentID]; p != want {
 				t.Fatalf("iter %d: span %s [%d,%d]: parent %q, want %q", iter, name(s.file), written.start, written.end, p, want)
 			}
@@ -1391,17 +1449,18 @@ func TestChromeMappingEdges(t *testing.T) {
 				{80000, "cuda:0@0x40#0", free, 8, "cuda:0", "0", "ProfilerStep#1", opt},
 			},
 			[]opRow{{"1", "aten::empty", "cuda:0"}}},
-		{"child rounded out of its parent", "PyTorch 1.x writes whole µs, rounded down apart: an op ending 1 µs after the Optimizer.step it starts in is its child (its allocation optimizer, not activation), and one ending 2 µs after is not",
+		{"child rounded out of its parent", "PyTorch 1.x writes whole µs, rounded down apart: an op ending 1 µs after the Optimizer.step it starts in is its child (its allocations optimizer, not activation, also the one in the µs past its parent's written end), and one ending 2 µs after is not",
 			[]string{
 				x("ProfilerStep#1", "user_annotation", 0, 100),
 				x("Optimizer.step#SGD.step", "user_annotation", 10, 10),
 				x("aten::add_", "cpu_op", 15, 6), // ends at 21, 1 µs after its parent
 				x("Optimizer.step#SGD.step", "user_annotation", 30, 10),
 				x("aten::mul_", "cpu_op", 35, 7), // ends at 42: 2 µs is no rounding
-				memEvent("16", 8, 1, 0, addr(64)), memEvent("36", 8, 1, 0, addr(128)),
+				memEvent("16", 8, 1, 0, addr(64)), memEvent("21", 8, 1, 0, addr(192)), memEvent("36", 8, 1, 0, addr(128)),
 			},
 			[]memRow{
 				{16000, "cuda:0@0x40#0", alloc, 8, "cuda:0", "2", "aten::add_", opt},
+				{21000, "cuda:0@0xc0#0", alloc, 8, "cuda:0", "2", "aten::add_", opt},
 				{36000, "cuda:0@0x80#0", alloc, 8, "cuda:0", "4", "aten::mul_", act},
 			},
 			[]opRow{{"2", "aten::add_", "cuda:0"}, {"4", "aten::mul_", "cuda:0"}}},
@@ -1439,6 +1498,10 @@ func TestChromeMappingEdges(t *testing.T) {
 			[]string{x("aten::mm", "cpu_op", 0, 10), x("aten::empty", "cpu_op", 20, 10), oom(2, 1, 1), memEvent("3", 8, 1, 0, ""), oom(25, 1, 1)},
 			[]memRow{{3000, "cuda:0#0", alloc, 8, "cuda:0", "0", "aten::mm", oth}},
 			[]opRow{{"0", "aten::mm", "cuda:0"}, {"1", "aten::empty", ""}}},
+		{"zero bytes give no op device", "an event of 0 bytes is no memory event, so it does not give its op a device either",
+			[]string{x("aten::zeros", "cpu_op", 10, 10), memEvent("11", 0, 1, 0, ""), memEvent("12", 64, 0, -1, "")},
+			[]memRow{{2000, "cpu#0", alloc, 64, "cpu", "0", "aten::zeros", oth}},
+			[]opRow{{"0", "aten::zeros", "cpu"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
@@ -1454,6 +1517,25 @@ func TestChromeMappingEdges(t *testing.T) {
 			}
 			if err := doc.Validate(); err != nil {
 				t.Errorf("%s: Validate: %v", tc.reason, err)
+			}
+		})
+	}
+}
+
+// TestChromeNoRootWithoutEvent: an event outside every span that gives no
+// memory event (0 bytes, or [OutOfMemory]) makes no thread root, which
+// nothing would name; its total still gives a device sample.
+func TestChromeNoRootWithoutEvent(t *testing.T) {
+	for _, tc := range []struct{ name, reason, event string }{
+		{"zero bytes", "an event of 0 bytes neither allocates nor frees",
+			memEvent("30", 0, 1, 0, `,"Total Allocated":0`)},
+		{"out of memory", "an [OutOfMemory] event is not an allocation",
+			`{"name":"[OutOfMemory]","ph":"i","ts":30,"pid":1,"tid":2,"args":{"Bytes":64,"Device Type":1,"Device Id":0,"Total Allocated":0}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := mustReadChrome(t, []byte("["+tc.event+"]"))
+			if len(doc.Spans) != 0 || len(doc.Memory) != 0 || len(doc.DeviceMemory) != 1 {
+				t.Errorf("%s: %d spans, %d memory events, %d samples; want 0, 0, 1", tc.reason, len(doc.Spans), len(doc.Memory), len(doc.DeviceMemory))
 			}
 		})
 	}

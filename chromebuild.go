@@ -106,9 +106,15 @@ func (b *chromeBuilder) spanTree() {
 			// Writers of whole microseconds (PyTorch 1.x) round start
 			// and duration down apart, so a child can end up to 1 µs
 			// after its parent. A sibling cannot look like that: it
-			// starts at or after its predecessor's written end.
+			// starts at or after its predecessor's written end. The
+			// child's end is a truer end for its ancestors than their
+			// own (each is a lower bound of the real end), and moving
+			// them, not the child, keeps the events in the child's
+			// written time inside it.
 			if s.start < top.end && uint64(s.end)-uint64(top.end) <= chromeRoundingNs {
-				s.end = top.end
+				for k := len(stack) - 1; k >= 0 && spans[stack[k]].end < s.end; k-- {
+					spans[stack[k]].end = s.end
+				}
 				break
 			}
 			stack = stack[:len(stack)-1]
@@ -140,7 +146,7 @@ func (b *chromeBuilder) spanTree() {
 }
 
 // chromeRoundingNs is how far a span may end after the span it starts in
-// and still be its child (its end is then moved back to its parent's).
+// and still be its child (its parent's end then moves up to its end).
 const chromeRoundingNs = 1000
 
 // attributeMemory gives each memory event the innermost span of its thread
@@ -189,12 +195,12 @@ func (b *chromeBuilder) attributeMemory() {
 		}
 		if len(stack) > 0 {
 			m.span = stack[len(stack)-1]
-			if s := &spans[m.span]; s.dev < 0 && m.flags&memOOM == 0 {
+			if s := &spans[m.span]; s.dev < 0 && m.givesEvent() {
 				s.dev = m.dev
 			}
 			continue
 		}
-		if m.flags&memOOM != 0 {
+		if !m.givesEvent() {
 			continue // not a memory event of the document: no root for it
 		}
 		t := &b.p.thr[m.thread]
@@ -378,7 +384,7 @@ func (b *chromeBuilder) pairMemory() {
 			doc.DeviceMemory = append(doc.DeviceMemory, s)
 			d.samples++
 		}
-		if m.flags&memOOM != 0 || m.bytes == 0 {
+		if !m.givesEvent() {
 			continue
 		}
 		ev := MemoryEvent{TimestampNs: ts, SpanID: b.ids[m.span], Device: dev}
