@@ -23,7 +23,8 @@ import "io"
 // ReadTrace and analyzed with Analyze, unless ReadTrace refuses it for a
 // reason of its own (see ErrOutOfOrder). The span errors of ReadTrace are errors here
 // too. Other formats ReadTrace accepts (the document form, Chrome traces)
-// are read into memory first, then replayed.
+// are read into memory first, as ReadTrace reads them (non-finite numbers
+// in a Chrome trace too: see ReadChromeTrace), then replayed.
 //
 // On any error, including a truncated or corrupt input, AnalyzeStream
 // returns no profile: a partial one would pass for the whole.
@@ -32,27 +33,32 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 	if a.err != nil {
 		return nil, nil, a.err
 	}
-	src, closeSrc, _, err := decompress(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer closeSrc()
-	format, src, err := detect(src)
-	if err != nil {
-		return nil, nil, err
-	}
-	if format != formatJSONL {
-		doc, err := readDecoded(src, -1, nil)
+	streamed := false
+	// The other formats are read as ReadTrace reads them, non-finite
+	// numbers included.
+	doc, err := retryNonFinite(r, func() (*TraceDocument, error) {
+		src, closeSrc, _, err := decompress(r)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
+		defer closeSrc()
+		format, src, err := detect(src)
+		if err != nil {
+			return nil, err
+		}
+		if format == formatJSONL {
+			streamed = true
+			return nil, streamJSONL(a, newRecordDecoder(src))
+		}
+		return readDecoded(src, -1, nil)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !streamed {
 		if a, err = replayDocument(doc, opts, !opts.SkipNodeMetrics); err != nil {
 			return nil, nil, err
 		}
-		return a.lastProfile(), a.NodeMetrics(nil), nil
-	}
-	if err := streamJSONL(a, newRecordDecoder(src)); err != nil {
-		return nil, nil, err
 	}
 	return a.lastProfile(), a.NodeMetrics(nil), nil
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,6 +162,11 @@ func TestStreamOtherFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, chrome := chromeFixture(t, "addr")
+	// An arg Kineto wrote inf into, which needs the second read.
+	chromeInf := bytes.Replace(chrome, []byte(`"args": {`), []byte(`"args": {"memory bandwidth (GB/s)": inf, `), 1)
+	if bytes.Equal(chromeInf, chrome) {
+		t.Fatal("no args in the Chrome fixture to put inf in")
+	}
 	for _, c := range []struct {
 		name  string
 		trace []byte
@@ -169,6 +175,8 @@ func TestStreamOtherFormats(t *testing.T) {
 		{"document gzipped", rdGzip(t, docJSON.Bytes())},
 		{"chrome", chrome},
 		{"chrome gzipped", rdGzip(t, chrome)},
+		{"chrome with inf", chromeInf},
+		{"chrome with inf gzipped", rdGzip(t, chromeInf)},
 	} {
 		for _, opts := range []Options{{}, {MaxTimelinePoints: 10}} {
 			d, err := ReadTrace(bytes.NewReader(c.trace))
@@ -190,6 +198,12 @@ func TestStreamOtherFormats(t *testing.T) {
 				t.Errorf("%s: node metrics differ (-NodeMemoryMetrics +AnalyzeStream):\n%s", c.name, diff)
 			}
 		}
+	}
+	// From a reader that cannot seek, the error is ReadTrace's.
+	_, want := ReadTrace(iotest.HalfReader(bytes.NewReader(chromeInf)))
+	_, _, got := AnalyzeStream(iotest.HalfReader(bytes.NewReader(chromeInf)), Options{})
+	if want == nil || got == nil || got.Error() != want.Error() {
+		t.Errorf("inf from a reader that cannot seek: AnalyzeStream says %v, want ReadTrace's %v", got, want)
 	}
 }
 
