@@ -54,9 +54,10 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // Options.SkipNodeMetrics) and the timeline points kept, plus the ids of
 // spans that records named while the Analyzer did not have them (to refuse
 // such a span when it comes): spans not added yet, and with SkipNodeMetrics
-// spans already ended and forgotten; with SkipNodeMetrics these are kept
-// only until the first backward memory event, but a trace without one (an
-// inference trace) whose records name ended spans keeps them all. Plus
+// spans already ended and forgotten; with SkipNodeMetrics, records after
+// the first backward memory event add none (those named before it stay, as
+// their span may still come and must then be refused), but a trace without
+// one (an inference trace) whose records name ended spans keeps them all. Plus
 // 8 to 24 bytes per freed tensor id: a 64-bit hash of it, to tell a double
 // free from a free of pre-existing memory. (Analyze, which can read a
 // document again, keeps them only from the first free of a tensor that is
@@ -704,6 +705,9 @@ func (a *Analyzer) newSlot(al liveAlloc) int32 {
 }
 
 func (a *Analyzer) spanAdd(s int32, b uint64) {
+	if b == 0 {
+		return // no change, which an out-of-order check would see as one
+	}
 	for ; s >= 0; s = a.spans[s].parent {
 		sp := &a.spans[s]
 		sp.cur = addSat(sp.cur, b)
@@ -713,6 +717,9 @@ func (a *Analyzer) spanAdd(s int32, b uint64) {
 }
 
 func (a *Analyzer) spanSub(s int32, b uint64) {
+	if b == 0 {
+		return
+	}
 	for ; s >= 0; s = a.spans[s].parent {
 		sp := &a.spans[s]
 		sp.cur = subSat(sp.cur, b)
@@ -907,6 +914,9 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 // node id the first added keeps it. Spans still open are measured as if the
 // trace ended now. The map is the caller's.
 func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetrics {
+	if a.deviceID == nil { // the zero Analyzer, given nothing yet: default options
+		return map[string]NodeMetrics{}
+	}
 	if !a.nodes {
 		return nil
 	}

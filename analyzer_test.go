@@ -422,6 +422,10 @@ func TestZeroAnalyzer(t *testing.T) {
 			t.Errorf("first call %s: node metrics differ from NewAnalyzer(Options{})'s (-want +got):\n%s", first, diff)
 		}
 	}
+	var fresh Analyzer
+	if m := fresh.NodeMetrics(nil); m == nil || len(m) != 0 {
+		t.Errorf("a zero Analyzer given nothing: node metrics %#v, want an empty map (nil means skipped)", m)
+	}
 	for name, call := range map[string]func(a *Analyzer) error{
 		"Add":   func(a *Analyzer) error { return a.Add(&doc.Memory[0]) },
 		"AddOp": func(a *Analyzer) error { return a.AddOp(&doc.Ops[0]) },
@@ -558,4 +562,32 @@ func TestTimelineNegativeAfterSaturation(t *testing.T) {
 	if !cmp.Equal(live, want) || !cmp.Equal(other, want) {
 		t.Errorf("live %v, other %v; want both %v", live, other, want)
 	}
+}
+
+// TestSkipNodeMetricsNamed: with SkipNodeMetrics, the ids of spans that
+// records name before the span comes are kept until the first backward
+// memory event (such a span could still make an earlier event the first
+// backward one, so it must be refused); records after that event add none,
+// as no answer depends on their spans any more.
+func TestSkipNodeMetricsNamed(t *testing.T) {
+	a := NewAnalyzer(Options{SkipNodeMetrics: true})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.AddSpan(&Span{ID: "b", Name: "b", Measured: true, Step: StepBackward}))
+	must(a.Add(&MemoryEvent{TimestampNs: 1, TensorID: "x", SpanID: "early", Device: "d", Bytes: 8}))
+	must(a.Add(&MemoryEvent{TimestampNs: 2, TensorID: "g", SpanID: "b", Device: "d", Bytes: 8, Category: CategoryGradient}))
+	for i := range 100 {
+		must(a.Add(&MemoryEvent{TimestampNs: 3, TensorID: fmt.Sprint("t", i), SpanID: fmt.Sprint("late", i), Device: "d", Bytes: 8}))
+	}
+	if len(a.named) != 1 {
+		t.Errorf("%d span ids kept, want 1: only the one named before the first backward event", len(a.named))
+	}
+	if err := a.AddSpan(&Span{ID: "early", Name: "early", Measured: true, Step: StepBackward}); !errors.Is(err, ErrOutOfOrder) {
+		t.Errorf("a span named before the first backward event, added after it: %v, want ErrOutOfOrder", err)
+	}
+	must(a.AddSpan(&Span{ID: "late0", Name: "late0", Measured: true}))
 }
