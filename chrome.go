@@ -507,7 +507,7 @@ func (p *chromeParser) parse() error {
 	// Only whitespace may follow.
 	if p.dec.PeekKind() != 0 {
 		p.index = -1
-		return &ParseError{Offset: nextOffset(p.dec), Msg: "data after the trace"}
+		return &ParseError{Offset: nextOffset(p.dec), Msg: "data after the trace", Err: ErrInvalidJSON}
 	}
 	if _, err := p.dec.ReadToken(); err != io.EOF {
 		p.index = -1

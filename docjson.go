@@ -117,12 +117,13 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 	if _, err := d.dec.ReadToken(); err != nil { // '}'
 		return nil, d.syntax(err)
 	}
-	end := d.dec.InputOffset()
+	next := nextOffset(d.dec)
 	if _, err := d.dec.ReadValue(); err != io.EOF {
 		if err != nil {
 			return nil, d.syntax(err)
 		}
-		return nil, &ParseError{Offset: end, Msg: "more data after the document"}
+		// Two JSON texts are not one.
+		return nil, &ParseError{Offset: next, Msg: "more data after the document", Err: ErrInvalidJSON}
 	}
 	switch {
 	case !sawSchema:

@@ -34,10 +34,11 @@ var (
 // document) of the value at fault. Kind is the record kind ("memory",
 // "span_start", ...; in a document, the section the element belongs to,
 // e.g. "memory" or "run"), empty when the error is not about one record.
-// Field is the JSON field at fault, empty when none. Err is the underlying
-// cause when there is one (a sentinel such as ErrMissingMeta, an
-// *EnumError, a *jsontext.SyntacticError, an I/O error); errors.Is and
-// errors.As see through to it.
+// Field is the JSON field at fault, empty when none or when Msg names it
+// (an unknown enumeration value: the *EnumError in Err has the field as its
+// Type). Err is the underlying cause when there is one (a sentinel such as
+// ErrMissingMeta, an *EnumError, a *jsontext.SyntacticError, an I/O
+// error); errors.Is and errors.As see through to it.
 type ParseError struct {
 	Path   string // file path, set by ReadTraceFile; "" otherwise
 	Line   int    // 1-based line of the JSONL record; 0 for the document form

@@ -418,15 +418,15 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	sc := &d.scan
 	sc.b, sc.errMsg, sc.eol, sc.alts = line, "", false, sc.alts[:0]
 	d.members = d.members[:0]
+	d.fast, d.fastErr, d.kind = fastUnknown, nil, recNone
 	i := skipSpace(line, 0)
 	if line[i] != '{' {
 		if end := sc.value(i, 0); end < 0 {
 			return recNone, d.syntaxError()
 		} else {
-			return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(line[i:end])}
+			return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(line[i:end]), Err: ErrInvalidJSON}
 		}
 	}
-	d.fast, d.fastErr, d.kind = fastUnknown, nil, recNone
 	end := sc.object(i, 1, &d.members)
 	if d.fastErr != nil {
 		return recNone, d.fastErr

@@ -254,6 +254,11 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		}
 		return err
 	}
+	// valueLine is the line the first value starts on, once it is read.
+	valueLine := func() int {
+		b := bytes.TrimLeft(seen(), " \t\r\n")
+		return 1 + bytes.Count(seen()[:len(seen())-len(b)], []byte{'\n'})
+	}
 	switch dec.PeekKind() {
 	case '[':
 		return formatChrome, nil
@@ -276,8 +281,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		if err != nil {
 			return 0, fail(err)
 		}
-		b := bytes.TrimLeft(seen(), " \t\r\n")
-		return 0, &ParseError{Line: 1 + bytes.Count(seen()[:len(seen())-len(b)], []byte{'\n'}),
+		return 0, &ParseError{Line: valueLine(),
 			Msg: "not a trace: want a JSON object or array, got " + got, Err: ErrUnknownFormat}
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -309,7 +313,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	if sawSchema {
 		return formatDocument, nil
 	}
-	return 0, &ParseError{Line: 1, Msg: `not a trace: the first object has none of the keys "kind" (JSONL), "traceEvents" (PyTorch) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" (document)`,
+	return 0, &ParseError{Line: valueLine(), Msg: `not a trace: the first object has none of the keys "kind" (JSONL), "traceEvents" (PyTorch) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" (document)`,
 		Err: ErrUnknownFormat}
 }
 

@@ -229,6 +229,7 @@ func TestReadTraceErrors(t *testing.T) {
 		{"not json, invalid JSON", "input that is not JSON wraps ErrInvalidJSON too, as errors.go says", "hello world\n", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
 		{"bad first object", "a syntax error in the first object, before the format is known", `{"schema":"candle-graph/trace/6", oops}`, `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
 		{"unknown object", "an object that is no trace; the message lists every deciding key, as ReadTrace's doc does", `{"foo":1}`, `^line 1: not a trace: the first object has none of the keys "kind" \(JSONL\), "traceEvents" \(PyTorch\) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" \(document\)$`, ErrUnknownFormat, 1},
+		{"unknown object after blank lines", "the line is that of the object", "\n\n\n{\"name\":\"package.json\"}", `^line 4: not a trace: the first object has none of the keys`, ErrUnknownFormat, 4},
 		{"schema only", "an object with only schema is a document (and then lacks run)", `{"schema":"candle-graph/trace/6"}`, `^offset 0: run: missing required field`, nil, 0},
 		{"edges only", "edges is a document key", `{"edges":[]}`, `^offset 0: schema: missing required field`, nil, 0},
 		{"half a gzip magic", "gzip is told by both magic bytes", "\x1f{}", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
@@ -251,7 +252,9 @@ func TestReadTraceErrors(t *testing.T) {
 		{"truncated last line", "the stream stops inside a record", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"two objects on a line", "one object a line", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: want one JSON object a line`, ErrInvalidJSON, 2},
-		{"array line", "a record is an object", rdLines(tMeta, `[1,2]`), `^line 2: want a JSON object, got an array$`, nil, 2},
+		{"array line", "a record is an object: JSON, but not one JSON object a line", rdLines(tMeta, `[1,2]`), `^line 2: want a JSON object, got an array$`, ErrInvalidJSON, 2},
+		{"bad line after meta", "a line that is no JSON names no record kind, not the kind of the line before", rdLines(tMeta, `nope`), `^line 2: invalid JSON at column 2: `, ErrInvalidJSON, 2},
+		{"cut array after memory", "likewise for a line cut short that is no object", rdLines(tMeta, tMem, `[1,2`), `^line 3: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 3},
 		{"invalid utf8", "strings must be UTF-8", rdLines(tMeta, strings.Replace(tMem, "t1", "t\xff", 1)), `^line 2: memory: invalid JSON at column \d+: invalid UTF-8`, ErrInvalidJSON, 2},
 		{"control char", "raw control characters are not allowed in strings", rdLines(tMeta, strings.Replace(tMem, "t1", "t\x01", 1)), `invalid control character`, ErrInvalidJSON, 2},
 		{"missing kind", "every record has a kind", rdLines(tMeta, `{"id":"x"}`), `^line 2: kind: missing required field$`, nil, 2},
@@ -357,8 +360,10 @@ func TestReadTraceErrors(t *testing.T) {
 			`^offset 10: schema: unsupported schema`, ErrUnsupportedSchema, 0},
 		{"doc missing run", "run is required", `{"schema":"candle-graph/trace/6","spans":[]}`, `^offset 0: run: missing required field$`, nil, 0},
 		{"doc truncated", "the document stops early", docPrefix + `"spans":[{"id":"a"`, `^offset \d+: truncated document`, ErrInvalidJSON, 0},
+		{"doc span kind", "an unknown span kind is named by the document's field, kind (span_kind is JSONL's)", docPrefix + `"spans":[{"id":"a","name":"n","kind":"modul","measured":true,"start_ns":0,"closed":false,"duration_ns":0}]}`,
+			`^offset \d+: spans: unknown kind "modul" \(want function, op or module\)$`, nil, 0},
 		{"doc section type", "sections are arrays", docPrefix + `"memory":{}}`, `^offset \d+: memory: want an array, got an object$`, nil, 0},
-		{"doc trailing data", "one document", docPrefix + `"spans":[]} {}`, `^offset \d+: more data after the document$`, nil, 0},
+		{"doc trailing data", "one document: two JSON texts are not one, and the offset is the second's", docPrefix + `"spans":[]}  {}`, fmt.Sprintf(`^offset %d: more data after the document$`, len(docPrefix)+len(`"spans":[]}  `)), ErrInvalidJSON, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -711,6 +711,9 @@ func (p *valueParser) enum(field string, v []byte, dst textUnmarshaler) *ParseEr
 		return perr
 	}
 	if err := dst.UnmarshalText(b); err != nil {
+		if ee, ok := err.(*EnumError); ok {
+			ee.Type = field // as this form names it: a span's kind is span_kind in JSONL
+		}
 		return &ParseError{Msg: err.Error(), Err: err}
 	}
 	return nil
