@@ -53,6 +53,8 @@ func TestBadInput(t *testing.T) {
 		reason string
 	}{
 		{"missing file", []string{"summary", "FILE"}, missing, "", `^tracemem: .*nosuch\.jsonl: no such file or directory\n$`, "a missing file is named with the OS's reason"},
+		{"missing file, newline in name", []string{"summary", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*no such\.jsonl: no such file or directory\n$`, "the error stays on one line, whatever the file's name"},
+		{"missing file, newline in name, nodes", []string{"nodes", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*no such\.jsonl: no such file or directory\n$`, "likewise in every command"},
 		{"directory", []string{"profile", "FILE"}, dir, "", `^tracemem: .*: is a directory, not a trace file\n$`, "a directory is not read as a trace"},
 		{"malformed JSONL", []string{"summary", "FILE"}, write("malformed.jsonl", []byte(malformed)), "", `^tracemem: .*malformed\.jsonl: line 6: .+\n$`, "a record that is not JSON is named by its line"},
 		{"bad enum", []string{"nodes", "FILE"}, write("badaction.jsonl", []byte(badAction)), "", `^tracemem: .*badaction\.jsonl: line 6: memory: .*alocate.*\n$`, "a bad field value names line, record kind and value"},
@@ -119,6 +121,7 @@ func TestUsage(t *testing.T) {
 		{"unknown command", []string{"sumary", s}, 2, `unknown command "sumary"`, "a misspelt command is named"},
 		{"no trace", []string{"summary"}, 2, `summary: no trace file given`, "a trace is required"},
 		{"two traces for profile", []string{"profile", s, s}, 2, `profile: want 1 trace file, got 2`, "profile takes one trace"},
+		{"newline in a name", []string{"profile", s, "a\nb"}, 2, `profile: want 1 trace file, got 2: .* a b$`, "the error is one line, whatever the names in it"},
 		{"stdin twice", []string{"summary", "-", "-"}, 2, `standard input \(-\) given more than once`, "stdin can be read once"},
 		{"unknown flag", []string{"summary", "--color", s}, 2, `summary: flag provided but not defined: -color`, "unknown flags are refused"},
 		{"bad top", []string{"nodes", "--top", "x", s}, 2, `nodes: invalid value "x" for flag -top: not an integer`, "--top takes an integer"},

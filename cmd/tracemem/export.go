@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/tracemem/tracemem"
 )
@@ -78,10 +79,12 @@ func cmdExport(e *env, args []string) error {
 
 // writeOutput writes a file with write ("-" is stdout). A path that names
 // nothing is created, and removed again when the output could not be written
-// completely; anything else (a file, a symlink, a device, a FIFO) is opened
-// for writing as it stands and never removed: the command deletes only what
-// it made. The file is opened write-only, so that a FIFO whose reader has
-// gone fails the write instead of waiting for a reader forever.
+// completely; so is the missing target of a symlink, which the command
+// creates as the system would. Anything else (a file, a symlink, a device, a
+// FIFO) is opened for writing as it stands and never removed: the command
+// deletes only what it made. The file is opened write-only, so that a FIFO
+// whose reader has gone fails the write instead of waiting for a reader
+// forever.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	if path == "-" {
 		bw := bufio.NewWriterSize(e.stdout, 1<<16)
@@ -90,11 +93,7 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		}
 		return bw.Flush()
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	created := err == nil
-	if errors.Is(err, fs.ErrExist) {
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-	}
+	f, made, err := openOutput(path)
 	if err != nil {
 		return &fileError{file: path, err: unwrapPath(err)}
 	}
@@ -107,12 +106,41 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err != nil {
-		if created {
-			os.Remove(path)
+		if made != "" {
+			os.Remove(made)
 		}
 		return &fileError{file: path, err: unwrapPath(err)}
 	}
 	return nil
+}
+
+// openOutput opens path for writing, truncated. made is the file it
+// created ("" when it opened one that was there): path, or the target of
+// a symlink to nothing, followed link by link (O_CREAT alone would create
+// it without saying so).
+func openOutput(path string) (f *os.File, made string, err error) {
+	for range 40 { // links followed, as Linux does
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return f, path, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, "", err
+		}
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return f, "", err
+		}
+		target, lerr := os.Readlink(path)
+		if lerr != nil {
+			return nil, "", err // gone in between: say so
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return nil, "", errors.New("too many levels of symbolic links")
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError (the caller

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -673,15 +674,25 @@ func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
 	target := writeFile(t, dir, "target.csv", []byte("old"))
 	link := filepath.Join(dir, "link.csv")
 	haveLink := os.Symlink(target, link) == nil
+	// Links to nothing, relative (as ln -s writes them) and through a
+	// second link: the command creates the last target.
+	dangling := filepath.Join(dir, "dangling.csv")
+	os.Symlink("made.csv", dangling)
+	chain := filepath.Join(dir, "chain.csv")
+	os.Symlink("dangling2.csv", chain)
+	os.Symlink(filepath.Join(dir, "made2.csv"), filepath.Join(dir, "dangling2.csv"))
 	for _, c := range []struct {
 		name, path, reason string
 		kept               bool
+		made               string // the file the command creates, "" when none
 	}{
-		{"new", filepath.Join(dir, "new.csv"), "the command made it: an incomplete output is removed", false},
-		{"existing", existing, "a file that was there is not the command's to delete", true},
-		{"symlink", link, "a symlink is not the command's to delete", true},
+		{"new", filepath.Join(dir, "new.csv"), "the command made it: an incomplete output is removed", false, ""},
+		{"existing", existing, "a file that was there is not the command's to delete", true, ""},
+		{"symlink", link, "a symlink is not the command's to delete", true, ""},
+		{"symlink to nothing", dangling, "the link stays, and the file the command made at its end goes", true, filepath.Join(dir, "made.csv")},
+		{"symlinks to nothing", chain, "likewise through two links", true, filepath.Join(dir, "made2.csv")},
 	} {
-		if c.name == "symlink" && !haveLink {
+		if strings.HasPrefix(c.name, "symlink") && !haveLink {
 			t.Logf("%s: no symlinks here", c.name)
 			continue
 		}
@@ -692,6 +703,18 @@ func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
 		_, serr := os.Lstat(c.path)
 		if kept := serr == nil; kept != c.kept {
 			t.Errorf("%s: kept %v, want %v: %s", c.name, kept, c.kept, c.reason)
+		}
+		if c.made != "" {
+			if _, err := os.Lstat(c.made); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %s: %v, want it removed: %s", c.name, c.made, err, c.reason)
+			}
+			// Written in full, it holds the output.
+			if err := writeOutput(&env{}, c.path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(c.made); err != nil || string(b) != "new" {
+				t.Errorf("%s: %s holds %q, %v; want \"new\"", c.name, c.made, b, err)
+			}
 		}
 	}
 	// Written in full, a new file and an existing one hold the output.

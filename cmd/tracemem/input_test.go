@@ -155,11 +155,16 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"a", "--", "-b"}, []string{"a", "-b"}, 10, "-- after a trace"},
 		{[]string{"--", "a", "--top", "1"}, []string{"a", "--top", "1"}, 10, "--top after -- and a trace is a file name"},
 		{[]string{"--top", "3", "--", "a", "--top"}, []string{"a", "--top"}, 3, "flags before -- are flags"},
+		{[]string{"-o", "--", "a", "--top", "2"}, []string{"a"}, 2, "-- as a flag's value is a file name: the flags go on"},
+		{[]string{"-o=x", "--", "--top"}, []string{"--top"}, 10, "-- after a flag given its value with = ends the flags"},
+		{[]string{"-v", "--", "--top"}, []string{"--top"}, 10, "a bool flag takes no value: the -- after it ends the flags"},
 	}
 	for _, c := range cases {
 		fs := newFlags("t")
 		top := boundedInt{v: 10, min: 1}
 		fs.Var(&top, "top", "")
+		fs.String("o", "", "")
+		fs.Bool("v", false, "")
 		pos, err := parseFlags(fs, c.args)
 		if err != nil || !slices.Equal(pos, c.wantPos) || top.v != c.wantTop {
 			t.Errorf("%s: parseFlags(%q) = %q, top %d, %v; want %q, top %d", c.reason, c.args, pos, top.v, err, c.wantPos, c.wantTop)

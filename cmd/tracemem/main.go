@@ -115,7 +115,7 @@ func (e *env) exitStatus(err error) int {
 		fmt.Fprint(e.stdout, usageText)
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "tracemem: %s\n\n%s", ue.msg, usageText)
+		fmt.Fprintf(e.stderr, "tracemem: %s\n\n%s", oneLine(ue.msg), usageText)
 		return 2
 	case errors.Is(err, errReported):
 		return 1
@@ -175,8 +175,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, usagef("%s: %v", fs.Name(), err)
 		}
 		rest := fs.Args()
-		consumed := args[:len(args)-len(rest)]
-		if len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+		if stoppedAtDashes(fs, args[:len(args)-len(rest)]) {
 			return append(pos, rest...), nil
 		}
 		if len(rest) == 0 {
@@ -186,6 +185,24 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// stoppedAtDashes reports whether fs.Parse, having consumed these
+// arguments, stopped at a "--" in a flag's place, not at one that was a
+// flag's value (-o --).
+func stoppedAtDashes(fs *flag.FlagSet, consumed []string) bool {
+	for i := 0; i < len(consumed); i++ {
+		if consumed[i] == "--" {
+			return true
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(consumed[i], "-"), "=")
+		if f := fs.Lookup(name); f != nil && !inline {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++ // its value
+			}
+		}
+	}
+	return false
 }
 
 // flagsDefined, when set (by tests), sees each subcommand's flags before

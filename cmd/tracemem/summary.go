@@ -31,7 +31,7 @@ func cmdSummary(e *env, args []string) error {
 	out := &stickyWriter{w: e.stdout}
 	for i, t := range traces {
 		if errs[i] != nil {
-			fmt.Fprintf(e.stderr, "tracemem: %s\n", errs[i])
+			fmt.Fprintf(e.stderr, "tracemem: %s\n", oneLine(errs[i].Error()))
 			failed = true
 			continue
 		}
