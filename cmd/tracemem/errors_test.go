@@ -110,6 +110,11 @@ func TestSummarySomeFilesFail(t *testing.T) {
 // usage on stderr, and that help exits 0 with the usage on stdout.
 func TestUsage(t *testing.T) {
 	s := sample(t)
+	data, err := os.ReadFile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := writeFile(t, t.TempDir(), "own.jsonl", data) // a trace a failing case may overwrite
 	cases := []struct {
 		name   string
 		args   []string
@@ -129,6 +134,9 @@ func TestUsage(t *testing.T) {
 		{"zero top for summary", []string{"summary", "--top", "0", s}, 2, `summary: invalid value "0" for flag -top: must be at least 1`, "summary's --top must be positive too"},
 		{"hex top", []string{"summary", "--top", "0x2", s}, 2, `summary: invalid value "0x2" for flag -top: not an integer`, "--top is decimal: 0x2 is not taken for 2"},
 		{"signed top", []string{"nodes", "--top", "+3", s}, 2, `nodes: invalid value "\+3" for flag -top: not an integer`, "nor is +3 taken for 3"},
+		{"huge top", []string{"nodes", "--top", "99999999999999999999", s}, 2, `nodes: invalid value "99999999999999999999" for flag -top: out of range`, "an integer too big is said to be one"},
+		{"output is the trace", []string{"export", "--format", "csv", "-o", own, own}, 2, `export: -o .*own\.jsonl is the trace itself, which it would overwrite`, "writing the output over the trace would lose the trace"},
+		{"report over the trace", []string{"report", "-o", own, own}, 2, `report: -o .*own\.jsonl is the trace itself`, "likewise for report"},
 		{"bad sort", []string{"nodes", "--sort", "size", s}, 2, `want peak, residual or bytes, got "size"`, "--sort has three values"},
 		{"negative points", []string{"profile", "--max-points", "-1", s}, 2, `must be at least 0`, "--max-points cannot be negative"},
 		{"flag without value", []string{"nodes", s, "--top"}, 2, `flag needs an argument: -top`, "a trailing flag needs its value"},

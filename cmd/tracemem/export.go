@@ -55,6 +55,9 @@ func cmdExport(e *env, args []string) error {
 	if err := checkFiles("export", files, 1); err != nil {
 		return err
 	}
+	if err := checkOutput("export", out, files[0]); err != nil {
+		return err
+	}
 	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}}
 	switch format {
 	case formatPprof:
@@ -110,6 +113,23 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 			os.Remove(made)
 		}
 		return &fileError{file: path, err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// checkOutput refuses an output file that is the trace itself, which
+// writing would destroy (the trace is read whole before the output is
+// opened, so the output would be right, but the trace lost).
+func checkOutput(cmd, out, trace string) error {
+	if out == "-" || trace == "-" {
+		return nil
+	}
+	oi, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there yet, or the write will say what is wrong
+	}
+	if ti, err := os.Stat(trace); err == nil && os.SameFile(oi, ti) {
+		return usagef("%s: -o %s is the trace itself, which it would overwrite", cmd, out)
 	}
 	return nil
 }

@@ -158,6 +158,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-o", "--", "a", "--top", "2"}, []string{"a"}, 2, "-- as a flag's value is a file name: the flags go on"},
 		{[]string{"-o=x", "--", "--top"}, []string{"--top"}, 10, "-- after a flag given its value with = ends the flags"},
 		{[]string{"-v", "--", "--top"}, []string{"--top"}, 10, "a bool flag takes no value: the -- after it ends the flags"},
+		{[]string{"--top", "05", "a"}, []string{"a"}, 5, "leading zeros are decimal"},
+		{[]string{"--top", " 6 ", "a"}, []string{"a"}, 6, "spaces around the number are no harm"},
 	}
 	for _, c := range cases {
 		fs := newFlags("t")

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -218,9 +219,15 @@ type boundedInt struct {
 func (b *boundedInt) String() string { return fmt.Sprint(b.v) }
 
 func (b *boundedInt) Set(s string) error {
-	var v int
-	if _, err := fmt.Sscan(s, &v); err != nil || fmt.Sprint(v) != strings.TrimSpace(s) {
+	// Decimal digits: not 0x2 or +3 (leading zeros are fine).
+	s = strings.TrimSpace(s)
+	digits := strings.TrimPrefix(s, "-")
+	v, err := strconv.Atoi(s)
+	if digits == "" || strings.Trim(digits, "0123456789") != "" || err != nil && !errors.Is(err, strconv.ErrRange) {
 		return fmt.Errorf("not an integer: %q", s)
+	}
+	if err != nil {
+		return fmt.Errorf("out of range: %q", s)
 	}
 	if v < b.min {
 		return fmt.Errorf("must be at least %d", b.min)
