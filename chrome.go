@@ -634,8 +634,8 @@ func (p *chromeParser) parseEvents() error {
 func (p *chromeParser) readInt() (chromeInt, error) { return p.readIntOr(false) }
 
 // readIntOr reads an integer number or, when addr is set, an address: also
-// a string holding a decimal or 0x hex integer, and numbers up to 2^64 − 1,
-// kept as their bits.
+// a string holding a decimal or 0x hex integer, and integers in digits up
+// to 2^64 − 1, kept as their bits.
 func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 	v, err := p.dec.ReadValue()
 	if err != nil {
@@ -652,6 +652,9 @@ func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 		text = p.unquote(v, &p.tmp)
 		if len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') {
 			u, err := strconv.ParseUint(string(text[2:]), 16, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				return chromeInt{state: fieldRange}, nil
+			}
 			if err != nil {
 				return chromeInt{state: fieldBad}, nil
 			}

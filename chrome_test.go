@@ -726,6 +726,7 @@ func TestChromeErrors(t *testing.T) {
 		{"ts missing", "a memory event needs a time", `[{"name":"[memory]","ph":"i","pid":1,"tid":1,"args":{"Bytes":1,"Device Type":1,"Device Id":0}}]`, nil, "ts: missing", "traceEvents[0]"},
 		{"ts garbage", "a time that is not a number", `[` + memEvent(`"soon"`, 1, 1, 0, "") + `]`, nil, "ts: not a number", "traceEvents[0]"},
 		{"Addr beyond uint64", "an address beyond 64 bits", `[` + memEvent("1", 1, 1, 0, `,"Addr":18446744073709551616`) + `]`, nil, "args.Addr: out of range", "traceEvents[0]"},
+		{"hex Addr beyond uint64", "likewise in hex: out of range, not \"not an integer\"", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0x10000000000000000"`) + `]`, nil, "args.Addr: out of range", "traceEvents[0]"},
 		{"Addr bad", "a present Addr must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0xZZ"`) + `]`, nil, "args.Addr: not an integer", "traceEvents[0]"},
 		{"Total Allocated bad", "a present total must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":true`) + `]`, nil, "args.Total Allocated: not an integer", "traceEvents[0]"},
 		{"OOM Bytes bad", "OOM events have the same args", `[{"name":"[OutOfMemory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":[],"Device Type":1,"Device Id":0}}]`, nil, "args.Bytes: not an integer in a [OutOfMemory] event", "traceEvents[0]"},
