@@ -747,6 +747,7 @@ func TestChromeErrors(t *testing.T) {
 		{"deviceProperties bad", "a capacity that is not an integer", `{"deviceProperties":[{"id":0,"totalGlobalMem":"lots"}],"traceEvents":[]}`, nil, "totalGlobalMem: not a non-negative integer", "deviceProperties[0]"},
 		{"deviceProperties second bad", "the offset is that of the entry at fault, not of the first or of the end of it", `{"deviceProperties": [{"id": 0, "totalGlobalMem": 85097971712}, {"id": 1, "name": "x", "totalGlobalMem": -1}], "traceEvents": []}`, nil, "totalGlobalMem: not a non-negative integer", "deviceProperties[1]"},
 		{"corrupt gzip", "a gzip stream that breaks", string(corruptGzip(t)), gzip.ErrChecksum, "read: gzip: invalid checksum", ""},
+		{"gzip padding then data", "bytes other than zero after the gzip padding are not padding", string(rdGzip(t, []byte(`{"traceEvents":[]}`))) + "\x00\x00x", gzip.ErrHeader, "bytes other than zero after the padding", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc, err := ReadChromeTrace(strings.NewReader(tc.in))

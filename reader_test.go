@@ -348,6 +348,8 @@ func TestReadTraceErrors(t *testing.T) {
 		{"corrupt gzip header", "gzip magic but a bad header", string(headerGzip), `^gzip: `, gzip.ErrHeader, 0},
 		{"truncated gzip", "gzip stream cut in half", string(truncGzip), `unexpected EOF`, io.ErrUnexpectedEOF, 0},
 		{"gzip checksum", "gzip stream with a wrong CRC", string(crcGzip), `gzip: `, gzip.ErrChecksum, 0},
+		{"gzip padding then data, JSONL", "bytes other than zero after the padding are not padding", string(rdGzip(t, []byte(rdFullTrace())))+"\x00\x00x", `bytes other than zero after the padding`, gzip.ErrHeader, 0},
+		{"gzip padding then data, document", "likewise for the document form, whose decoder drops an error that comes with data and reads again", string(rdGzip(t, []byte(docPrefix+`"spans":[]}`)))+"\x00\x00x", `bytes other than zero after the padding`, gzip.ErrHeader, 0},
 		{"doc bad number", "document errors name the byte offset", docPrefix + `"memory":[{"timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":-1,"action":"alloc","shape":[],"dtype":"u8"}]}`,
 			`^offset \d+: memory: bytes: want an unsigned integer, got negative number -1$`, nil, 0},
 		{"doc missing field", "document elements have required fields", docPrefix + `"spans":[{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false}]}`,

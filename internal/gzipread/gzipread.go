@@ -37,17 +37,25 @@ func Open(br *bufio.Reader) (r io.Reader, close func(), gz bool, err error) {
 type reader struct {
 	zr   *gzip.Reader
 	br   *bufio.Reader
-	done bool // the last member has been read
+	done bool  // the last member has been read
+	err  error // an error of moving past a member, returned from then on
 }
 
+// Read returns an error once it has one on every later call too, as
+// gzip.Reader does: a reader that drops an error coming with data (as
+// jsontext.Decoder does) reads it again next time, not io.EOF.
 func (g *reader) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
 	for !g.done {
 		n, err := g.zr.Read(p)
 		if err != io.EOF {
 			return n, named(err)
 		}
 		if err := g.next(); err != nil {
-			return n, named(err)
+			g.err = named(err)
+			return n, g.err
 		}
 		if n > 0 {
 			return n, nil

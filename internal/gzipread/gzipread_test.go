@@ -78,6 +78,13 @@ func TestOpen(t *testing.T) {
 			if tt.name == "cut short" && !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("error %v does not wrap io.ErrUnexpectedEOF", err)
 			}
+			// Read again, the error is still there: a reader that drops
+			// an error coming with data (jsontext.Decoder) reads it then.
+			if r != nil {
+				if _, again := r.Read(make([]byte, 64)); again == nil || again.Error() != err.Error() {
+					t.Errorf("read after the error %q: %v, want the same error (%s)", err, again, tt.reason)
+				}
+			}
 		})
 	}
 }
