@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -181,7 +182,8 @@ type spanState struct {
 	start    uint64
 	end      uint64
 	own      uint64 // bytes of the span's own ops
-	cur      uint64 // bytes live that the subtree allocated
+	cur      uint64 // bytes live that the subtree allocated (low 64 bits)
+	curHi    uint64 // their high 64 bits: sums over devices can pass 2⁶⁴
 	changed  uint64 // timestamp of the last event that changed cur
 	peak     uint64
 	residual uint64
@@ -710,8 +712,10 @@ func (a *Analyzer) spanAdd(s int32, b uint64) {
 	}
 	for ; s >= 0; s = a.spans[s].parent {
 		sp := &a.spans[s]
-		sp.cur = addSat(sp.cur, b)
-		sp.peak = max(sp.peak, sp.cur)
+		var carry uint64
+		sp.cur, carry = bits.Add64(sp.cur, b, 0)
+		sp.curHi += carry
+		sp.peak = max(sp.peak, sp.live())
 		sp.changed = a.lastTs
 	}
 }
@@ -722,9 +726,23 @@ func (a *Analyzer) spanSub(s int32, b uint64) {
 	}
 	for ; s >= 0; s = a.spans[s].parent {
 		sp := &a.spans[s]
-		sp.cur = subSat(sp.cur, b)
+		lo, borrow := bits.Sub64(sp.cur, b, 0)
+		if sp.curHi < borrow { // more than it holds: none left
+			sp.cur, sp.curHi = 0, 0
+		} else {
+			sp.cur, sp.curHi = lo, sp.curHi-borrow
+		}
 		sp.changed = a.lastTs
 	}
+}
+
+// live returns the bytes live that the span's subtree allocated, saturated
+// at 2⁶⁴−1.
+func (sp *spanState) live() uint64 {
+	if sp.curHi != 0 {
+		return math.MaxUint64
+	}
+	return sp.cur
 }
 
 // closeSpansBefore measures the residual bytes of every closed span that
@@ -756,7 +774,7 @@ func (a *Analyzer) measure(i int32) {
 		return
 	}
 	s.done = true
-	s.residual = s.cur
+	s.residual = s.live()
 	for o := s.firstOp; o >= 0; o = a.ops[o].next {
 		op := &a.ops[o]
 		op.residual, op.measured = a.liveBytes(op.output), true
@@ -940,7 +958,7 @@ func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetric
 	}
 	for i := range a.spans {
 		s := &a.spans[i]
-		m := NodeMetrics{Bytes: s.own, PeakBytes: peaks[i], ResidualBytes: s.cur}
+		m := NodeMetrics{Bytes: s.own, PeakBytes: peaks[i], ResidualBytes: s.live()}
 		if s.done {
 			m.ResidualBytes = s.residual
 		}

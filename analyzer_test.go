@@ -315,6 +315,26 @@ func TestSaturationEdges(t *testing.T) {
 		}
 		checkInvariants(t, doc, p)
 	})
+	t.Run("span across devices", func(t *testing.T) {
+		// A span's bytes sum its devices': three of 2⁶³−1 pass 2⁶⁴, where
+		// its peak saturates, and a free brings it back to an exact 2⁶⁴−2
+		// (a running total saturated on the way up gave 2⁶³).
+		doc := &TraceDocument{Spans: []Span{{ID: "s", Name: "s", Measured: true}}, Memory: []MemoryEvent{
+			{TimestampNs: 1, TensorID: "a", SpanID: "s", Device: "d0", Bytes: top},
+			{TimestampNs: 2, TensorID: "b", SpanID: "s", Device: "d1", Bytes: top},
+			{TimestampNs: 3, TensorID: "c", SpanID: "s", Device: "d2", Bytes: top},
+			{TimestampNs: 4, TensorID: "a", SpanID: "s", Device: "d0", Bytes: top, Action: ActionFree},
+		}}
+		want := NodeMetrics{PeakBytes: math.MaxUint64, ResidualBytes: 2 * top}
+		if got := NodeMemoryMetrics(doc, nil)["s"]; got != want {
+			t.Errorf("span s: %+v, want %+v", got, want)
+		}
+		doc.Memory = append(doc.Memory, MemoryEvent{TimestampNs: 5, TensorID: "b", SpanID: "s", Device: "d1", Bytes: top, Action: ActionFree})
+		want.ResidualBytes = top
+		if got := NodeMemoryMetrics(doc, nil)["s"]; got != want {
+			t.Errorf("span s after a second free: %+v, want %+v", got, want)
+		}
+	})
 	t.Run("used+free", func(t *testing.T) {
 		doc := &TraceDocument{
 			DeviceMemory: []DeviceMemorySample{{Device: "d", UsedBytes: top + 1, FreeBytes: top + 1}},
