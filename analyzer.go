@@ -30,6 +30,7 @@ type SpanError struct {
 	Msg    string // e.g. "duplicate span id"
 }
 
+// Error renders e.g. `span "s2": span ended twice`.
 func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID, e.Msg) }
 
 // An Analyzer replays a trace's records one at a time and can report the
@@ -51,7 +52,8 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // The Analyzer keeps references to the strings and Shape slices of the
 // records it is given (it does not copy them): callers must not modify a
 // Shape's elements after passing it. Its memory is bounded by the live
-// allocations, the spans and ops (only the open spans with
+// allocations (and, per device, those live at its peak so far, which the
+// peak breakdown lists, though freed since), the spans and ops (only the open spans with
 // Options.SkipNodeMetrics) and the timeline points kept, plus the ids of
 // spans that records named while the Analyzer did not have them (to refuse
 // such a span when it comes): spans not added yet, and with SkipNodeMetrics
@@ -336,7 +338,10 @@ func (a *Analyzer) wasFreed(h uint64) bool {
 // AddSpan registers a span. A parent id naming no span added before makes the
 // span a root. A closed span's residual is measured at its end
 // (StartNs + DurationNs); an open one's when EndSpan says it ended, or at the
-// end of the trace.
+// end of the trace. It returns a *SpanError for an id added before, an
+// error wrapping ErrOutOfOrder for a span that records named before it
+// came (see Analyzer), and ErrInvalidOptions for invalid options; the
+// Analyzer is then unchanged.
 func (a *Analyzer) AddSpan(s *Span) error {
 	if err := a.start(); err != nil {
 		return err
@@ -388,7 +393,12 @@ func (a *Analyzer) addSpan(s *Span, parent int32) int32 {
 	return i
 }
 
-// EndSpan records that the span ended durationNs after it started.
+// EndSpan records that the span ended durationNs after it started. It
+// returns a *SpanError for a span not added (with SkipNodeMetrics, also
+// one that ended already and was forgotten) or ended before, an error
+// wrapping ErrOutOfOrder when memory events past the end already changed
+// what the span measures (see Analyzer), and ErrInvalidOptions for
+// invalid options; the Analyzer is then unchanged.
 func (a *Analyzer) EndSpan(id string, durationNs uint64) error {
 	if err := a.start(); err != nil {
 		return err

@@ -34,6 +34,8 @@ var Categories = [NumCategories]Category{
 	CategoryParameter, CategoryActivation, CategoryGradient, CategoryOptimizer, CategoryOther,
 }
 
+// String returns the category's JSON name ("activation"), or
+// "Category(n)" for a value out of range.
 func (c Category) String() string { return enumString(categoryNames, int(c), "Category") }
 
 // MarshalText implements encoding.TextMarshaler.

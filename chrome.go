@@ -133,7 +133,8 @@ import (
 //
 // A memory event's span is the innermost span on its (pid, tid) whose
 // [start, start+dur] contains its ts, and its op name that span's name; when
-// there is none, a synthetic root span "thread:<n>" named
+// there is none, a synthetic root span "thread:<n>" (n zero-padded to
+// one width, as span ids are) named
 // "thread <pid>/<tid>" (kind function, not measured, covering the thread's
 // imported events) with an empty op name.
 //
@@ -150,14 +151,16 @@ import (
 //
 // Errors are *ParseError with the byte Offset (in the decompressed input)
 // and, inside an event, Kind "traceEvents[<index>]". Empty input wraps
-// ErrEmptyTrace; input that is not a Chrome trace (not JSON, or JSON that is
-// neither an array nor an object with traceEvents) says so and wraps
-// ErrUnknownFormat; a [memory] or [OutOfMemory] event without integer
+// ErrEmptyTrace; input that is not a Chrome trace (its first token not
+// JSON, or JSON that is neither an array nor an object with traceEvents)
+// says so and wraps ErrUnknownFormat; a [memory] or [OutOfMemory] event without integer
 // Bytes, Device Type or Device Id, or without a numeric ts, names its
 // index and the field (ParseError.Field), e.g. `offset 81: traceEvents[3]:
 // args.Bytes: not an integer in a [memory] event`; a host op without a
-// numeric ts likewise. JSON syntax errors
-// wrap the *jsontext.SyntacticError; I/O and gzip errors are wrapped.
+// numeric ts likewise. JSON syntax errors wrap ErrInvalidJSON and the
+// *jsontext.SyntacticError (input cut short: io.ErrUnexpectedEOF, also when
+// the decoder has no SyntacticError for it); I/O and gzip errors are
+// wrapped.
 //
 // Non-finite numbers, which JSON has no syntax for but some writers emit
 // (older Kineto wrote inf and nan in args such as a Memcpy's "memory
@@ -388,15 +391,19 @@ func (p *chromeParser) syntax(err error) error {
 		return p.in.readError(p.where())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		cause := err // the *jsontext.SyntacticError, when it is one
+		if err == io.EOF {
+			cause = io.ErrUnexpectedEOF
+		}
 		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "unexpected end of input",
-			Err: fmt.Errorf("%w: %w", ErrInvalidJSON, io.ErrUnexpectedEOF)}
+			Err: fmt.Errorf("%w: %w", ErrInvalidJSON, cause)}
 	}
 	msg := "invalid JSON"
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
 		if off, tok := p.nonFiniteAt(se.ByteOffset); tok != "" && !p.nonFinite {
 			return &ParseError{Offset: off, Kind: p.where(),
-				Msg: fmt.Sprintf("invalid JSON: %s is not a JSON number (older PyTorch profilers wrote such numbers); a trace with them is read from a file, or another io.Seeker", tok),
+				Msg: "invalid JSON: " + nonFiniteMsg(tok),
 				Err: fmt.Errorf("%w: %w: %w", ErrInvalidJSON, errChromeNonFinite, err)}
 		}
 		if se.Err != nil {
@@ -405,6 +412,12 @@ func (p *chromeParser) syntax(err error) error {
 		return &ParseError{Offset: se.ByteOffset, Kind: p.where(), Msg: msg, Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 	}
 	return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: msg + ": " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
+}
+
+// nonFiniteMsg says what is wrong with the non-finite number tok, and how
+// such a trace is read.
+func nonFiniteMsg(tok string) string {
+	return tok + " is not a JSON number (older PyTorch profilers wrote such numbers); a trace with them is read from a file, or another io.Seeker"
 }
 
 // nonFiniteAt returns the offset and text of the non-finite number around

@@ -463,6 +463,24 @@ func TestChromeNonFinite(t *testing.T) {
 		}
 	}
 
+	// Before traceEvents (in metadata), where ReadTrace has not told the
+	// format yet.
+	early := strings.Replace(clean, `{"traceEvents":[`, `{"metadata":{"loss":NaN},"traceEvents":[`, 1)
+	for name, read := range map[string]func(io.Reader) (*TraceDocument, error){"ReadTrace": ReadTrace, "ReadChromeTrace": ReadChromeTrace} {
+		doc, err := read(strings.NewReader(early))
+		if err != nil {
+			t.Fatalf("%s, NaN before traceEvents: %v", name, err)
+		}
+		want, _ := ReadChromeTrace(strings.NewReader(clean))
+		if diff := cmp.Diff(want, doc); diff != "" {
+			t.Errorf("%s, NaN before traceEvents: differs from the trace without it (-want +got):\n%s", name, diff)
+		}
+		_, err = read(iotest.HalfReader(strings.NewReader(early)))
+		if !errors.Is(err, ErrInvalidJSON) || !strings.Contains(err.Error(), "NaN is not a JSON number") || !strings.Contains(err.Error(), "io.Seeker") {
+			t.Errorf("%s, NaN before traceEvents, from a reader that cannot seek: %v; want an error wrapping ErrInvalidJSON that names NaN and io.Seeker", name, err)
+		}
+	}
+
 	// Read twice: from where the reader was, gzipped or not, and from a
 	// file; a reader that cannot seek gets an error that says so.
 	in := strings.Replace(clean, `"memory bandwidth (GB/s)":0`, `"memory bandwidth (GB/s)":inf`, 1)
@@ -1540,5 +1558,18 @@ func TestChromeNoRootWithoutEvent(t *testing.T) {
 				t.Errorf("%s: %d spans, %d memory events, %d samples; want 0, 0, 1", tc.reason, len(doc.Spans), len(doc.Memory), len(doc.DeviceMemory))
 			}
 		})
+	}
+}
+
+// TestChromeTruncatedSyntaxError: input cut short is a JSON syntax error
+// like any other: it wraps the decoder's *jsontext.SyntacticError, as the
+// doc says, and io.ErrUnexpectedEOF.
+func TestChromeTruncatedSyntaxError(t *testing.T) {
+	for _, in := range []string{`{"traceEvents": [{"ph":"X"`, `[{"name":"[memory]","ts":`} {
+		_, err := ReadChromeTrace(strings.NewReader(in))
+		var se *jsontext.SyntacticError
+		if !errors.As(err, &se) || !errors.Is(err, io.ErrUnexpectedEOF) || !errors.Is(err, ErrInvalidJSON) {
+			t.Errorf("%q: %v; want it to wrap a *jsontext.SyntacticError, io.ErrUnexpectedEOF and ErrInvalidJSON", in, err)
+		}
 	}
 }

@@ -9,7 +9,7 @@ const (
 )
 
 // TraceDocument is a whole trace held in memory: the document form of a
-// candle-graph/trace/6 trace. Field names in JSON are those of the
+// candle-graph/trace/6 or /7 trace. Field names in JSON are those of the
 // producer's document form.
 //
 // Strings that repeat across records (devices, dtypes, span ids, op names)

@@ -14,6 +14,7 @@ type EnumError struct {
 	Allowed []string // the accepted names
 }
 
+// Error renders e.g. `unknown action "alocate" (want alloc or free)`.
 func (e *EnumError) Error() string {
 	return fmt.Sprintf("unknown %s %q (want %s)", e.Type, e.Value, orList(e.Allowed))
 }
@@ -70,6 +71,7 @@ const (
 
 var actionNames = []string{"alloc", "free"}
 
+// String returns the action's JSON name, or "MemoryAction(n)" out of range.
 func (a MemoryAction) String() string { return enumString(actionNames, int(a), "MemoryAction") }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -94,6 +96,7 @@ const (
 
 var phaseNames = []string{"train", "infer"}
 
+// String returns the phase's JSON name, or "Phase(n)" out of range.
 func (p Phase) String() string { return enumString(phaseNames, int(p), "Phase") }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -116,6 +119,7 @@ const (
 
 var timingModeNames = []string{"host", "device_synchronized"}
 
+// String returns the mode's JSON name, or "TimingMode(n)" out of range.
 func (m TimingMode) String() string { return enumString(timingModeNames, int(m), "TimingMode") }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -141,6 +145,7 @@ const (
 
 var spanKindNames = []string{"function", "op", "module"}
 
+// String returns the kind's JSON name, or "SpanKind(n)" out of range.
 func (k SpanKind) String() string { return enumString(spanKindNames, int(k), "SpanKind") }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -166,6 +171,8 @@ const (
 
 var stepNames = []string{"", "forward", "backward", "optimizer"}
 
+// String returns the step's JSON name, "none" for StepNone (which
+// marshals as ""), or "Step(n)" out of range.
 func (s Step) String() string {
 	if s == StepNone {
 		return "none"
@@ -207,6 +214,7 @@ const (
 
 var gradientStateNames = []string{"present", "missing", "zero", "non_finite"}
 
+// String returns the state's JSON name, or "GradientState(n)" out of range.
 func (s GradientState) String() string {
 	return enumString(gradientStateNames, int(s), "GradientState")
 }

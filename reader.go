@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tracemem/tracemem/internal/gzipread"
+	"github.com/tracemem/tracemem/internal/nonfinite"
 	"github.com/tracemem/tracemem/internal/prefault"
 )
 
@@ -243,6 +244,12 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(seen()[:min(int(se.ByteOffset), len(seen()))], []byte{'\n'})
+			if start, end, ok := nonfinite.At(seen(), int(se.ByteOffset)); ok {
+				// A Chrome trace can have one before traceEvents (in
+				// metadata): ReadTrace then reads it as one, once more.
+				return &ParseError{Line: line, Msg: "invalid JSON: " + nonFiniteMsg(string(seen()[start:end])),
+					Err: fmt.Errorf("%w: %w: %w", ErrInvalidJSON, errChromeNonFinite, err)}
+			}
 			msg := "not a trace: invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				msg = "truncated input: it ends inside a JSON value"

@@ -9,8 +9,8 @@ import "io"
 // document ReadTrace makes of it.
 //
 // A candle-graph JSONL stream (gzip or not) is read record by record into an
-// Analyzer and never held whole: memory stays bounded by what is live plus
-// the timeline points kept (see Options.MaxTimelinePoints), plus, for the
+// Analyzer and never held whole: memory stays bounded by what is live (and
+// what was live at each device's peak) plus the timeline points kept (see Options.MaxTimelinePoints), plus, for the
 // node metrics, a record per span and op (Options.SkipNodeMetrics leaves
 // them out), plus a hash per freed tensor id (see Analyzer). Its records
 // must come in the order an Analyzer needs: memory records in
