@@ -167,11 +167,17 @@ func TestStreamOtherFormats(t *testing.T) {
 	if bytes.Equal(chromeInf, chrome) {
 		t.Fatal("no args in the Chrome fixture to put inf in")
 	}
+	// And one before traceEvents, before the format is told.
+	chromeNaN := bytes.Replace(chrome, []byte(`"schemaVersion": 1,`), []byte(`"schemaVersion": 1, "loss": NaN,`), 1)
+	if bytes.Equal(chromeNaN, chrome) {
+		t.Fatal("no schemaVersion in the Chrome fixture to put NaN after")
+	}
 	for _, c := range []struct {
 		name  string
 		trace []byte
 	}{
 		{"document", docJSON.Bytes()},
+		{"chrome with NaN before traceEvents", chromeNaN},
 		{"document gzipped", rdGzip(t, docJSON.Bytes())},
 		{"chrome", chrome},
 		{"chrome gzipped", rdGzip(t, chrome)},
