@@ -180,7 +180,8 @@ var errChromeNonFinite = errors.New("not a JSON number")
 
 // retryNonFinite returns read(), unless it fails at a non-finite number
 // and r can be read again from where it was: then it reads r again as a
-// Chrome trace with those numbers replaced. Finding them needs a pass that
+// Chrome trace with those numbers replaced, and returns that unless it is
+// no Chrome trace either (then read's error). Finding them needs a pass that
 // follows strings byte by byte, which made every read a third slower, so
 // only traces that have them take it.
 func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
@@ -194,7 +195,12 @@ func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDoc
 	doc, err := read()
 	if err != nil && seekable && errors.Is(err, errChromeNonFinite) {
 		if _, serr := s.Seek(start, io.SeekStart); serr == nil {
-			return readChrome(r, true)
+			doc2, err2 := readChrome(r, true)
+			// One before the format was told (ReadTrace) may be in
+			// another format: then the first error says what is wrong.
+			if !errors.Is(err2, ErrUnknownFormat) {
+				return doc2, err2
+			}
 		}
 	}
 	return doc, err

@@ -247,8 +247,8 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 			if start, end, ok := nonfinite.At(seen(), int(se.ByteOffset)); ok {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
-				return &ParseError{Line: line, Msg: "invalid JSON: " + nonFiniteMsg(string(seen()[start:end])),
-					Err: fmt.Errorf("%w: %w: %w", ErrInvalidJSON, errChromeNonFinite, err)}
+				return &ParseError{Line: line, Msg: "not a trace: invalid JSON: " + nonFiniteMsg(string(seen()[start:end])),
+					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeNonFinite, err)}
 			}
 			msg := "not a trace: invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
 			if errors.Is(err, io.ErrUnexpectedEOF) {
