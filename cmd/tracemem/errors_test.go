@@ -172,6 +172,31 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestOutputIsStdinTrace: -o naming the file that standard input reads is
+// refused like -o naming the trace, for export and report, and the trace is
+// left as it was.
+func TestOutputIsStdinTrace(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := writeFile(t, t.TempDir(), "own.jsonl", data)
+	for _, args := range [][]string{{"export", "--format", "csv", "-o", own, "-"}, {"report", "-o", own, "-"}} {
+		f, err := os.Open(own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runCmd(t, f, args...)
+		f.Close()
+		if r.code != 2 || !strings.Contains(r.stderr, "is the trace itself") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and the trace refused as output", args[0], r.code, r.stderr)
+		}
+		if b, _ := os.ReadFile(own); !bytes.Equal(b, data) {
+			t.Fatalf("%s: the trace was overwritten", args[0])
+		}
+	}
+}
+
 // TestUsageNamesEveryFlag checks that the usage text lists, on each
 // command's lines, every flag the command defines: the usage is written by
 // hand, and summary's --top was once missing from it.

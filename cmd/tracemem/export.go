@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tracemem/tracemem"
 )
@@ -55,7 +56,7 @@ func cmdExport(e *env, args []string) error {
 	if err := checkFiles("export", files, 1); err != nil {
 		return err
 	}
-	if err := checkOutput("export", out, files[0]); err != nil {
+	if err := checkOutput(e, "export", out, files[0]); err != nil {
 		return err
 	}
 	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}}
@@ -117,18 +118,27 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// checkOutput refuses an output file that is the trace itself, which
-// writing would destroy (the trace is read whole before the output is
-// opened, so the output would be right, but the trace lost).
-func checkOutput(cmd, out, trace string) error {
-	if out == "-" || trace == "-" {
+// checkOutput refuses an output file that is the trace itself (also as
+// standard input), which writing would destroy (the trace is read whole
+// before the output is opened, so the output would be right, but the trace
+// lost).
+func checkOutput(e *env, cmd, out, trace string) error {
+	if out == "-" {
 		return nil
 	}
 	oi, err := os.Stat(out)
 	if err != nil {
 		return nil // nothing there yet, or the write will say what is wrong
 	}
-	if ti, err := os.Stat(trace); err == nil && os.SameFile(oi, ti) {
+	var ti os.FileInfo
+	if trace == "-" {
+		if f, ok := e.stdin.(*os.File); ok {
+			ti, err = f.Stat()
+		}
+	} else {
+		ti, err = os.Stat(trace)
+	}
+	if ti != nil && err == nil && ti.Mode().IsRegular() && os.SameFile(oi, ti) {
 		return usagef("%s: -o %s is the trace itself, which it would overwrite", cmd, out)
 	}
 	return nil
@@ -156,7 +166,12 @@ func openOutput(path string) (f *os.File, made string, err error) {
 			return nil, "", err // gone in between: say so
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
+			// Relative to the link's directory as the system finds it:
+			// its text kept, not cleaned (dir/.. is not . when dir is
+			// a link).
+			if i := strings.LastIndexFunc(path, func(r rune) bool { return os.IsPathSeparator(uint8(r)) }); i >= 0 {
+				target = path[:i+1] + target
+			}
 		}
 		path = target
 	}

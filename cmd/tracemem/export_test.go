@@ -681,6 +681,13 @@ func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
 	chain := filepath.Join(dir, "chain.csv")
 	os.Symlink("dangling2.csv", chain)
 	os.Symlink(filepath.Join(dir, "made2.csv"), filepath.Join(dir, "dangling2.csv"))
+	// A relative link reached through a linked directory: its target is
+	// relative to the directory the link is in (sub/deep), not to the
+	// path's text cleaned (dir), where another file waits.
+	os.MkdirAll(filepath.Join(dir, "sub", "deep"), 0o755)
+	os.Symlink(filepath.Join("sub", "deep"), filepath.Join(dir, "dirlink"))
+	os.Symlink(filepath.Join("..", "z.csv"), filepath.Join(dir, "sub", "deep", "out.csv"))
+	precious := writeFile(t, dir, "z.csv", []byte("precious"))
 	for _, c := range []struct {
 		name, path, reason string
 		kept               bool
@@ -691,6 +698,7 @@ func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
 		{"symlink", link, "a symlink is not the command's to delete", true, ""},
 		{"symlink to nothing", dangling, "the link stays, and the file the command made at its end goes", true, filepath.Join(dir, "made.csv")},
 		{"symlinks to nothing", chain, "likewise through two links", true, filepath.Join(dir, "made2.csv")},
+		{"symlink to nothing in a linked directory", filepath.Join(dir, "dirlink", "out.csv"), "the target as the system finds it: sub/z.csv", true, filepath.Join(dir, "sub", "z.csv")},
 	} {
 		if strings.HasPrefix(c.name, "symlink") && !haveLink {
 			t.Logf("%s: no symlinks here", c.name)
@@ -716,6 +724,9 @@ func TestWriteOutputRemovesOnlyWhatItMade(t *testing.T) {
 				t.Errorf("%s: %s holds %q, %v; want \"new\"", c.name, c.made, b, err)
 			}
 		}
+	}
+	if b, err := os.ReadFile(precious); err != nil || string(b) != "precious" {
+		t.Errorf("%s: %q, %v; a file no link leads to was written", precious, b, err)
 	}
 	// Written in full, a new file and an existing one hold the output.
 	for _, p := range []string{filepath.Join(dir, "fresh.csv"), existing} {

@@ -39,7 +39,7 @@ func cmdReport(e *env, args []string) error {
 	if err := checkFiles("report", files, 1); err != nil {
 		return err
 	}
-	if err := checkOutput("report", out, files[0]); err != nil {
+	if err := checkOutput(e, "report", out, files[0]); err != nil {
 		return err
 	}
 	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}, wantNodes: true, wantOps: true})
