@@ -821,8 +821,13 @@ func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
 	if _, err := fmt.Sscanf(pe.Kind, "traceEvents[%d]", &i); err != nil || pe.Err != nil || !strings.HasPrefix(strings.TrimSpace(in), "[") {
 		return 0, false
 	}
-	d := jsontext.NewDecoder(strings.NewReader(in))
-	if _, err := d.ReadToken(); err != nil {
+	return elementOffset(jsontext.NewDecoder(strings.NewReader(in)), i)
+}
+
+// elementOffset reads the '[' of an array from d and returns the offset of
+// its element i.
+func elementOffset(d *jsontext.Decoder, i int) (int64, bool) {
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '[' {
 		return 0, false
 	}
 	for ; i > 0; i-- {
@@ -830,6 +835,11 @@ func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
 			return 0, false
 		}
 	}
+	return valueOffset(d)
+}
+
+// valueOffset reads a value from d and returns its offset.
+func valueOffset(d *jsontext.Decoder) (int64, bool) {
 	v, err := d.ReadValue()
 	if err != nil {
 		return 0, false
@@ -856,20 +866,9 @@ func memberOffset(in, name string, i int) (int64, bool) {
 			continue
 		}
 		if i >= 0 {
-			if tok, err := d.ReadToken(); err != nil || tok.Kind() != '[' {
-				return 0, false
-			}
-			for ; i > 0; i-- {
-				if _, err := d.ReadValue(); err != nil {
-					return 0, false
-				}
-			}
+			return elementOffset(d, i)
 		}
-		v, err := d.ReadValue()
-		if err != nil {
-			return 0, false
-		}
-		return d.InputOffset() - int64(len(v)), true
+		return valueOffset(d)
 	}
 	return 0, false
 }
