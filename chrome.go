@@ -153,11 +153,11 @@ import (
 // and, inside an event, Kind "traceEvents[<index>]". Empty input wraps
 // ErrEmptyTrace; input that is not a Chrome trace (its first token not
 // JSON, or JSON that is neither an array nor an object with traceEvents)
-// says so and wraps ErrUnknownFormat; a [memory] or [OutOfMemory] event without integer
-// Bytes, Device Type or Device Id, or without a numeric ts, names its
-// index and the field (ParseError.Field), e.g. `offset 81: traceEvents[3]:
-// args.Bytes: not an integer in a [memory] event`; a host op without a
-// numeric ts likewise. JSON syntax errors wrap ErrInvalidJSON and the
+// says so and wraps ErrUnknownFormat; a [memory] or [OutOfMemory] event
+// without integer Bytes, Device Type or Device Id, or without a numeric
+// ts, names its index and the field (ParseError.Field), e.g. `offset 81:
+// traceEvents[3]: args.Bytes: not an integer in a [memory] event`; a host
+// op without a numeric ts likewise. JSON syntax errors wrap ErrInvalidJSON and the
 // *jsontext.SyntacticError (input cut short: io.ErrUnexpectedEOF, also when
 // the decoder has no SyntacticError for it); I/O and gzip errors are
 // wrapped.
