@@ -169,7 +169,7 @@ func openOutput(path string) (f *os.File, made string, err error) {
 			// Relative to the link's directory as the system finds it:
 			// its text kept, not cleaned (dir/.. is not . when dir is
 			// a link).
-			if i := strings.LastIndexFunc(path, func(r rune) bool { return os.IsPathSeparator(uint8(r)) }); i >= 0 {
+			if i := strings.LastIndexAny(path, string(filepath.Separator)+"/"); i >= 0 {
 				target = path[:i+1] + target
 			}
 		}
