@@ -265,6 +265,9 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		var kind string
+		if string(raw["kind"]) == "null" { // a required field: null is no value
+			return nil, fmt.Errorf("line %d: kind: null", line)
+		}
 		if err := json.Unmarshal(raw["kind"], &kind); err != nil {
 			return nil, fmt.Errorf("line %d: kind: %w", line, err)
 		}
