@@ -21,6 +21,7 @@ import (
 	"github.com/tracemem/tracemem/internal/gzipread"
 	"github.com/tracemem/tracemem/internal/nonfinite"
 	"github.com/tracemem/tracemem/internal/prefault"
+	"github.com/tracemem/tracemem/internal/traceformat"
 )
 
 // ReadTraceFile reads the trace in the named file (see ReadTrace). Errors
@@ -215,15 +216,6 @@ func detect(r io.Reader) (traceFormat, io.Reader, error) {
 	return format, io.MultiReader(&prefix, r), nil
 }
 
-// docKeys are top-level keys that only a document has.
-func isDocKey(k string) bool {
-	switch k {
-	case "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges":
-		return true
-	}
-	return false
-}
-
 // detectFormat reads the start of r to decide its format; seen returns the
 // bytes read so far (for line numbers in errors).
 func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
@@ -300,15 +292,15 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		if err != nil {
 			return 0, fail(err)
 		}
-		switch k := name.String(); {
-		case k == "kind":
+		switch k := name.String(); traceformat.OfKey(k) {
+		case traceformat.JSONL:
 			return formatJSONL, nil
-		case k == "traceEvents":
+		case traceformat.Chrome:
 			return formatChrome, nil
-		case isDocKey(k):
+		case traceformat.Document:
 			return formatDocument, nil
-		case k == "schema":
-			sawSchema = true
+		default:
+			sawSchema = sawSchema || k == "schema"
 		}
 		if err := dec.SkipValue(); err != nil {
 			return 0, fail(err)

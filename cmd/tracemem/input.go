@@ -13,9 +13,10 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tracemem/tracemem"
 	"github.com/tracemem/tracemem/internal/gzipread"
+	"github.com/tracemem/tracemem/internal/traceformat"
 )
 
 // stdinName is how standard input ("-") is named in messages.
@@ -225,22 +226,33 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	return t, nil
 }
 
-// isJSONL reports whether the first non-blank line of r, within sniffSize
-// bytes, is a JSON object with a string "kind" member.
+// isJSONL reports whether r holds a JSONL trace, by the library's rule (the
+// first top-level key of the first object that decides a format is
+// "kind"), read from the first non-blank line within sniffSize bytes: a
+// JSONL record is one line.
 func isJSONL(r *bufio.Reader) bool {
 	head, _ := r.Peek(sniffSize)
 	head = bytes.TrimLeft(head, " \t\r\n")
-	i := bytes.IndexByte(head, '\n')
-	if i < 0 {
-		if len(head) == sniffSize {
-			return false // a first line longer than the sniff: a document
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(head), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return false
 		}
-		i = len(head)
+		if f := traceformat.OfKey(name.String()); f != traceformat.None {
+			return f == traceformat.JSONL
+		}
+		if dec.SkipValue() != nil {
+			return false
+		}
 	}
-	var rec struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(head[:i], &rec) == nil && rec.Kind != ""
+	return false
 }
 
 // loadAll opens and analyzes the files args names, at most GOMAXPROCS at a

@@ -193,6 +193,16 @@ func TestJSONLStreams(t *testing.T) {
 	if len(bigMeta) == len(data) {
 		t.Fatal("the sample's meta record has no tags")
 	}
+	// The kind last in the meta record, after a key that decides nothing.
+	kindLast := []byte(strings.Replace(string(data), `{"kind": "meta", "schema": "candle-graph/trace/6", `, `{"schema": "candle-graph/trace/6", `, 1))
+	kindLast = []byte(strings.Replace(string(kindLast), `"tags": {`, `"kind": "meta", "tags": {`, 1))
+	// Tags of 2 MiB, past the sniff, after the kind.
+	hugeMeta := []byte(strings.Replace(string(data), `"tags": {`, `"tags": {"config": "`+strings.Repeat("x", 2<<20)+`", `, 1))
+	// A one-line document with a "kind" member after its deciding keys.
+	docKind := append(bytes.Clone(bytes.TrimSuffix(bytes.TrimSpace(docJSON), []byte("}"))), `, "kind": "trace"}`...)
+	if bytes.Equal(kindLast, data) || bytes.Count(docKind, []byte("\n")) > 0 {
+		t.Fatal("the sample's meta record is not as the test expects, or the document is not one line")
+	}
 	var bigMetaGz bytes.Buffer
 	zw = gzip.NewWriter(&bigMetaGz)
 	zw.Write(bigMeta)
@@ -209,6 +219,9 @@ func TestJSONLStreams(t *testing.T) {
 		{"doc.jsonl", docJSON, false, "the document form is read whole"},
 		{"big-meta.jsonl", bigMeta, true, "a meta record of 200 KB (large tags) streams too"},
 		{"big-meta.gz", bigMetaGz.Bytes(), true, "gzipped as well"},
+		{"kind-last.jsonl", kindLast, true, `"kind" after a key that decides nothing ("schema") is JSONL, as the library has it`},
+		{"huge-meta.jsonl", hugeMeta, true, "a first line longer than the sniff streams when its kind comes within it"},
+		{"doc-kind.json", docKind, false, `a one-line document with a top-level "kind" after its first deciding key is a document, as the library reads it (found in review: it streamed, and the tap collected no spans)`},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), c.name)
