@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -234,10 +235,11 @@ func (t *spanTree) span(id string) (spanInfo, bool) {
 }
 
 // settle cuts the parent links that close cycles, as the library's analyses
-// and Validate do for a document, with the same walk (parentwalk.Walk, in
-// the order the spans were added): a tree built from a document cuts the
-// links the analyses cut. It runs again, from scratch, when spans were
-// added since, as they may change the cuts.
+// and Validate do for a document read by ReadTrace, with the same walk
+// (parentwalk.Walk) in the same order: span ids ascending, as the readers
+// sort them. A streamed trace's spans are added in file order, so they are
+// walked sorted. It runs again, from scratch, when spans were added since,
+// as they may change the cuts.
 func (t *spanTree) settle() {
 	if t.settled == len(t.recs) {
 		return
@@ -246,13 +248,27 @@ func (t *spanTree) settle() {
 	for i := range t.recs { // cut afresh, as for a tree built whole
 		t.recs[i].cut = false
 	}
-	parent := func(i int) int {
-		p, _ := t.parentOf(int32(i))
-		return int(p)
+	byID := func(a, b int32) int { return bytes.Compare(t.idOf(&t.recs[a]), t.idOf(&t.recs[b])) }
+	order := make([]int32, len(t.recs)) // walk position → span
+	for i := range order {
+		order[i] = int32(i)
+	}
+	if !slices.IsSortedFunc(order, byID) {
+		slices.SortFunc(order, byID)
+	}
+	pos := make([]int32, len(t.recs)) // span → walk position
+	for k, i := range order {
+		pos[i] = int32(k)
+	}
+	parent := func(k int) int {
+		if p, _ := t.parentOf(order[k]); p >= 0 {
+			return int(pos[p])
+		}
+		return -1
 	}
 	parentwalk.Walk(len(t.recs), parent, nil, func(path []int, cut bool) {
 		if cut {
-			t.recs[path[len(path)-1]].cut = true
+			t.recs[order[path[len(path)-1]]].cut = true
 		}
 	})
 }

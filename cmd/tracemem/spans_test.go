@@ -91,6 +91,12 @@ func checkCollected(t *testing.T, c *collector, doc *tracemem.TraceDocument, wan
 			t.Errorf("ops of %s = %q, the reader %q", ws.id, got.opsOf(ws.id), want.opsOf(ws.id))
 		}
 	}
+	for i := range want.len() {
+		id := want.at(i).id
+		if g, w := got.pathNames(id), want.pathNames(id); !slices.Equal(g, w) {
+			t.Errorf("path of %s: collected %q, the reader's %q", id, g, w)
+		}
+	}
 	if len(got.ops) != len(want.ops) || len(got.strayOps) != len(want.strayOps) {
 		t.Errorf("ops of %d+%d spans, the reader %d+%d", len(got.ops), len(got.strayOps), len(want.ops), len(want.strayOps))
 	}
@@ -114,6 +120,10 @@ func FuzzTap(f *testing.F) {
 		`{"kind":"span_end","id":"c","duration_ns":3}` + "\n" +
 		`{"id":"k","name":"kind","start_ns":6,"span_kind":"function","measured":true,"kind":"span_start"}` + "\n" +
 		`{"\u006bind":"span_start","\u0069d":"e","parent\u005fid":"k","name":"esc","start_ns":7,"span_kind":"module","measured":true}` + "\n"))
+	cycle := func(id, parent string) string {
+		return `{"kind":"span_start","id":"` + id + `","parent_id":"` + parent + `","name":"` + id + `","start_ns":0,"span_kind":"function","measured":true}` + "\n"
+	}
+	f.Add([]byte(meta + "\n" + cycle("b", "a") + cycle("c", "b") + cycle("a", "b")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
 		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {
@@ -197,7 +207,7 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 		{"orphan", "gone > lost", "a parent the trace does not have is named by its id"},
 		{"nosuch", "nosuch", "an unknown span is named by its id"},
 		{"late-child", "parent > child", "a parent added after its child is found (the document's spans are sorted by id)"},
-		{"c1", "pong > ping", "the cycle c1 -> c2 -> c1, walked from c1 (added first), is cut at the link from c2"},
+		{"c1", "pong > ping", "the cycle c1 -> c2 -> c1, walked from c1 (the lower id), is cut at the link from c2"},
 		{"c2", "pong", "c2's cut link makes it a root"},
 		{"self", "me", "a span that is its own parent is a root"},
 		{"", "-", "no span"},
@@ -265,6 +275,9 @@ func TestSpanPathsCutCyclesAsTheLibrary(t *testing.T) {
 			}
 			doc.Spans = append(doc.Spans, s)
 		}
+		// Sorted by id, as the readers sort them (stable: the first of
+		// an id is the span, as for Validate and the tree).
+		slices.SortStableFunc(doc.Spans, func(a, b tracemem.Span) int { return strings.Compare(a.ID, b.ID) })
 		cut := map[string]bool{}
 		if joined, ok := doc.Validate().(interface{ Unwrap() []error }); ok { // errors.Join's
 			for _, err := range joined.Unwrap() {
@@ -408,6 +421,37 @@ func TestTapRecordForms(t *testing.T) {
 			checkCollected(t, col, doc, treeFromDocument(doc))
 		})
 	}
+}
+
+// TestTapCutsCyclesAsTheReader: spans whose parent links form a cycle,
+// streamed in an order other than their ids', give the span paths of the
+// trace read whole, whose spans the reader sorts by id (found in review:
+// the tap's tree cut cycles in file order, so summary and the pprof export
+// named a streamed trace's spans by other paths).
+func TestTapCutsCyclesAsTheReader(t *testing.T) {
+	span := func(id, parent, name string) string {
+		return `{"kind": "span_start", "id": "` + id + `", "parent_id": "` + parent + `", "name": "` + name + `", "start_ns": 0, "span_kind": "function", "measured": true}` + "\n"
+	}
+	data := []byte(testMeta + "\n" + span("b", "a", "B") + span("c", "b", "C") + span("a", "b", "A"))
+	doc, err := tracemem.ReadTrace(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := newCollector(true)
+	tap := newLineTap(bytes.NewReader(data), col)
+	if _, err := io.Copy(io.Discard, tap); err != nil {
+		t.Fatal(err)
+	}
+	if err := tap.wait(); err != nil {
+		t.Fatal(err)
+	}
+	// Walked from a (the lowest id): a, b, back to a; the link from b is cut.
+	for id, want := range map[string]string{"a": "B > A", "b": "B", "c": "B > C"} {
+		if got := col.tree.path(id); got != want {
+			t.Errorf("path of %s = %q, want %q", id, got, want)
+		}
+	}
+	checkCollected(t, col, doc, treeFromDocument(doc))
 }
 
 // TestParseUint checks the tap's number parser: up to 20 digits, no overflow.
