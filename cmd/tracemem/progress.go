@@ -29,7 +29,7 @@ type progress struct {
 	mu    sync.Mutex
 	total int64     // bytes of all inputs, plus those read again
 	last  time.Time // last draw
-	drawn bool
+	width int       // of the widest line drawn since the last erase; 0 when none is on screen
 }
 
 // newProgress returns a progress bar on w for total input bytes, or nil when
@@ -108,8 +108,9 @@ func (p *progress) add(n int64) {
 		return
 	}
 	p.last = now
-	fmt.Fprint(p.w, "\r"+renderBar(read, p.total, now.Sub(p.start)))
-	p.drawn = true
+	line := renderBar(read, p.total, now.Sub(p.start))
+	fmt.Fprint(p.w, "\r"+line)
+	p.width = max(p.width, len(line))
 }
 
 // again adds n bytes to the total: an input read a second time.
@@ -122,26 +123,32 @@ func (p *progress) again(n int64) {
 	p.total += n
 }
 
-// finish erases the bar.
+// finish erases the bar: every column a line drew.
 func (p *progress) finish() {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", barLineWidth)+"\r")
-		p.drawn = false
+	if p.width > 0 {
+		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
+		p.width = 0
 	}
 }
 
 const (
-	barWidth     = 30
+	barWidth = 16
+	// barLineWidth is the width every line is padded to, so that a redraw
+	// over "\r" covers the line before; the widest line the fields allow
+	// (sizes below 1024 TiB) fits in it, so that no line wraps on a
+	// terminal of 80 columns.
 	barLineWidth = 79
 )
 
 // renderBar renders the bar for read of total bytes after elapsed:
-// "[=====>    ]  45.0%  1.20 GiB / 2.60 GiB  210.00 MiB/s  ETA 0:07".
+// "[===>            ]  25.0%   25.00 MiB / 100.00 MiB    5.00 MiB/s ETA 0:15".
+// The fields that change at every draw keep their width, so the line does
+// not shift as it is redrawn.
 func renderBar(read, total int64, elapsed time.Duration) string {
 	frac := 0.0
 	if total > 0 {
@@ -156,16 +163,24 @@ func renderBar(read, total int64, elapsed time.Duration) string {
 	if secs := elapsed.Seconds(); secs > 0 && read > 0 {
 		bps := float64(read) / secs
 		rate = formatBytes(uint64(bps)) + "/s"
-		left := time.Duration(float64(max(total-read, 0)) / bps * float64(time.Second))
-		eta = formatClock(left)
+		// In seconds first: a time left beyond 292 years overflows a Duration.
+		if left := float64(max(total-read, 0)) / bps; left > maxETA.Seconds() {
+			eta = ">" + formatClock(maxETA)
+		} else {
+			eta = formatClock(time.Duration(left * float64(time.Second)))
+		}
 	}
-	line := fmt.Sprintf("[%s] %5.1f%%  %s / %s  %s  ETA %s", bar, 100*frac,
+	line := fmt.Sprintf("[%s] %5.1f%% %11s / %s %13s ETA %s", bar, 100*frac,
 		formatBytes(uint64(max(read, 0))), formatBytes(uint64(max(total, 0))), rate, eta)
 	if len(line) < barLineWidth {
 		line += strings.Repeat(" ", barLineWidth-len(line))
 	}
 	return line
 }
+
+// maxETA is the longest time left the bar shows ("99:59:59"); beyond it
+// shows ">99:59:59".
+const maxETA = 100*time.Hour - time.Second
 
 // formatClock renders d as m:ss, or h:mm:ss from an hour on.
 func formatClock(d time.Duration) string {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -82,11 +83,11 @@ func TestProgressDraws(t *testing.T) {
 		t.Errorf("%d draws for reads 50 ms apart over 500 ms, want 3 (one per %v)", draws, progressEvery)
 	}
 	last := out.String()[strings.LastIndex(out.String(), "\r[")+1:]
-	if !strings.Contains(last, " 45.0%") || !strings.Contains(last, "45.00 MiB / 100.00 MiB  100.00 MiB/s  ETA 0:01") {
+	if !strings.Contains(last, " 45.0%") || !strings.Contains(last, "45.00 MiB / 100.00 MiB  100.00 MiB/s ETA 0:01") {
 		t.Errorf("last draw %q: want 45.0%%, 45.00 MiB / 100.00 MiB, 100.00 MiB/s, ETA 0:01", last)
 	}
 	p.finish()
-	if !strings.HasSuffix(out.String(), "\r"+strings.Repeat(" ", barLineWidth)+"\r") {
+	if !strings.HasSuffix(out.String(), "\r"+strings.Repeat(" ", len(last))+"\r") {
 		t.Errorf("finish does not erase the bar")
 	}
 }
@@ -111,14 +112,14 @@ func TestProgressAgain(t *testing.T) {
 
 func TestRenderBar(t *testing.T) {
 	got := renderBar(25<<20, 100<<20, 5*time.Second)
-	want := "[=======>                      ]  25.0%  25.00 MiB / 100.00 MiB  5.00 MiB/s  ETA 0:15"
+	want := "[====>           ]  25.0%   25.00 MiB / 100.00 MiB    5.00 MiB/s ETA 0:15"
 	if strings.TrimRight(got, " ") != want {
 		t.Errorf("renderBar = %q\nwant       %q", got, want)
 	}
 	if got := renderBar(0, 100, 0); !strings.Contains(got, "ETA -") {
 		t.Errorf("no rate yet: %q", got)
 	}
-	if got := renderBar(200, 100, time.Second); !strings.Contains(got, "100.0%") || !strings.Contains(got, "[==============================]") {
+	if got := renderBar(200, 100, time.Second); !strings.Contains(got, "100.0%") || !strings.Contains(got, "[================]") {
 		t.Errorf("more read than the total (a growing file) is capped at 100%%: %q", got)
 	}
 	if got := formatClock(3725 * time.Second); got != "1:02:05" {
@@ -214,10 +215,11 @@ func TestRenderBarWidth(t *testing.T) {
 		text        string // the line without its padding
 		reason      string
 	}{
-		{"nothing read yet", 0, 100, 0, "[>                             ]   0.0%  0 B / 100 B  -  ETA -", "no time, no rate"},
-		{"nothing read after a second", 0, 100, time.Second, "[>                             ]   0.0%  0 B / 100 B  -  ETA -", "no byte, no rate"},
-		{"short line", 50, 100, time.Second, "[===============>              ]  50.0%  50 B / 100 B  50 B/s  ETA 0:01", "padded to the width"},
-		{"long line", 25 << 20, 100 << 20, 5 * time.Second, "[=======>                      ]  25.0%  25.00 MiB / 100.00 MiB  5.00 MiB/s  ETA 0:15", "wider than the padding"},
+		{"nothing read yet", 0, 100, 0, "[>               ]   0.0%         0 B / 100 B             - ETA -", "no time, no rate"},
+		{"nothing read after a second", 0, 100, time.Second, "[>               ]   0.0%         0 B / 100 B             - ETA -", "no byte, no rate"},
+		{"short line", 50, 100, time.Second, "[========>       ]  50.0%        50 B / 100 B        50 B/s ETA 0:01", "padded to the width"},
+		{"full sizes", 1023<<40 + 1<<39, 1023<<40 + 1<<39, 1024 * time.Second, "[================] 100.0% 1023.50 TiB / 1023.50 TiB 1023.50 GiB/s ETA 0:00", "sizes and rate of the widest"},
+		{"widest line", 1023<<30 + 1<<29, 1000 << 40, 1024 * time.Second, "[>               ]   0.1% 1023.50 GiB / 1000.00 TiB 1023.50 MiB/s ETA >99:59:59", "every field at its widest, a time left beyond 99:59:59 shown as more than that: 79 columns (found in review: lines of up to 91 columns wrapped on a terminal of 80)"},
 	} {
 		got := renderBar(c.read, c.total, c.elapsed)
 		want := c.text
@@ -227,6 +229,47 @@ func TestRenderBarWidth(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: renderBar = %q\nwant %q: %s", c.name, got, want, c.reason)
 		}
+	}
+}
+
+// TestRenderBarFits: for inputs below 1024 TiB every line has exactly
+// barLineWidth columns, so none wraps on a terminal of 80 and each covers
+// the one before.
+func TestRenderBarFits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		total := rng.Int64N(1 << 50)
+		read := rng.Int64N(total + 1)
+		elapsed := time.Duration(rng.Int64N(int64(1000 * time.Hour)))
+		if line := renderBar(read, total, elapsed); len(line) != barLineWidth {
+			t.Fatalf("renderBar(%d, %d, %v) = %q: %d columns, want %d", read, total, elapsed, line, len(line), barLineWidth)
+		}
+	}
+}
+
+// TestProgressErasesWidest: finish erases every column drawn, even of a
+// line wider than barLineWidth (sizes of 1024 TiB and more), not just
+// barLineWidth of them (found in review: the tail of a wider line stayed).
+func TestProgressErasesWidest(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(0, 0)
+	p := &progress{w: &out, total: 1 << 62, start: now, now: func() time.Time { return now }}
+	now = now.Add(time.Second)
+	p.add(1 << 61)
+	line := strings.TrimPrefix(out.String(), "\r")
+	if len(line) <= barLineWidth {
+		t.Fatalf("the test wants a line wider than %d columns, got %q", barLineWidth, line)
+	}
+	now = now.Add(time.Second)
+	p.add(1 << 20) // a narrower line after it
+	p.finish()
+	if want := "\r" + strings.Repeat(" ", len(line)) + "\r"; !strings.HasSuffix(out.String(), want) {
+		t.Errorf("finish wrote %q, want %d spaces", out.String()[strings.LastIndex(out.String()[:out.Len()-1], "\r"):], len(line))
+	}
+	out.Reset()
+	p.finish()
+	if out.Len() != 0 {
+		t.Errorf("a second finish wrote %q", out.String())
 	}
 }
 
