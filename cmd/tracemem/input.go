@@ -147,10 +147,16 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 	if start < 0 {
 		return nil, &fileError{file: src.name, err: fmt.Errorf("%w (such a trace can be read whole from a file, not from a pipe)", errors.Unwrap(err))}
 	}
-	if _, serr := seeker.Seek(start, io.SeekStart); serr != nil {
+	// The bar counted the bytes the stream read, up to where it stopped:
+	// those are read again.
+	at, serr := seeker.Seek(0, io.SeekCurrent)
+	if serr == nil {
+		_, serr = seeker.Seek(start, io.SeekStart)
+	}
+	if serr != nil {
 		return nil, err
 	}
-	prog.again(src.size - start)
+	prog.again(at - start)
 	return analyzeFrom(src, lo, prog, false, start)
 }
 

@@ -312,3 +312,36 @@ func TestProgressTotalAfterReread(t *testing.T) {
 		t.Errorf("read %d bytes of a total of %d; want the %d bytes from the offset read more than once, and a total of as much", read, p.total, size-start)
 	}
 }
+
+// TestProgressRereadAddsWhatWasRead: when a stream stops early at a record
+// out of order, the bytes it read are what is read again, and the bar
+// ends at 100% (found in review: the whole file was added to the total
+// again, and the bar ended near half).
+func TestProgressRereadAddsWhatWasRead(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(testMeta + "\n")
+	for _, ts := range []uint64{10, 30, 20} { // 30 before 20: out of order
+		b.WriteString(memRec(ts, "alloc", fmt.Sprint("t", ts), "", "cuda:0", 100, "activation") + "\n")
+	}
+	for ts := uint64(100); b.Len() < 8<<20; ts++ { // far beyond what the stream reads before it stops
+		b.WriteString(memRec(ts, "alloc", fmt.Sprint("t", ts), "", "cuda:0", 100, "activation") + "\n")
+	}
+	path := t.TempDir() + "/trace.jsonl"
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := int64(b.Len())
+	now := time.Unix(0, 0)
+	p := &progress{w: io.Discard, total: size, start: now, now: func() time.Time { return now }}
+	if _, err := analyze(&source{name: path, r: f, size: size}, loadOptions{noSpans: true}, p); err != nil {
+		t.Fatal(err)
+	}
+	if read := p.read.Load(); read != p.total || read >= 2*size {
+		t.Errorf("read %d bytes of a total of %d for a file of %d: want the bytes the stream read and the file once more, and the total as much", read, p.total, size)
+	}
+}
