@@ -100,8 +100,8 @@ func checkCollected(t *testing.T, c *collector, doc *tracemem.TraceDocument, wan
 	if len(got.ops) != len(want.ops) || len(got.strayOps) != len(want.strayOps) {
 		t.Errorf("ops of %d+%d spans, the reader %d+%d", len(got.ops), len(got.strayOps), len(want.ops), len(want.strayOps))
 	}
-	if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device || c.run.entrypoint != doc.Run.Entrypoint {
-		t.Errorf("run %+v, want %q %q %q %q", c.run, doc.Run.RunID, doc.Run.Entrypoint, doc.Run.Phase, doc.Run.Device)
+	if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device || c.run.entrypoint != doc.Run.Entrypoint || c.run.source != doc.Run.Tags["source"] {
+		t.Errorf("run %+v, want %q %q %q %q, source %q", c.run, doc.Run.RunID, doc.Run.Entrypoint, doc.Run.Phase, doc.Run.Device, doc.Run.Tags["source"])
 	}
 }
 
@@ -124,6 +124,7 @@ func FuzzTap(f *testing.F) {
 		return `{"kind":"span_start","id":"` + id + `","parent_id":"` + parent + `","name":"` + id + `","start_ns":0,"span_kind":"function","measured":true}` + "\n"
 	}
 	f.Add([]byte(meta + "\n" + cycle("b", "a") + cycle("c", "b") + cycle("a", "b")))
+	f.Add([]byte(strings.Replace(meta, `"tags":{}`, `"tags":{"x":"{\"source\":1}","source":"chrome_trace"}`, 1) + "\n" + cycle("a", "")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
 		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tracemem/tracemem"
 )
@@ -147,6 +148,7 @@ func (c *collector) intern(b []byte) string {
 type tapRecord struct {
 	kind, name, spanKind, step, opName string
 	runID, entrypoint, phase, device   string
+	source                             string // the meta record's tags.source
 	id, parentID, spanID               []byte // span ids, valid until the next record
 	startNs, durationNs                uint64
 }
@@ -256,7 +258,7 @@ func (c *collector) line(line []byte) {
 	switch r.kind {
 	case "meta":
 		if c.run == nil {
-			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device}
+			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device, source: r.source}
 		}
 	case "span_start":
 		var kind tracemem.SpanKind
@@ -291,6 +293,7 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 		var str *string
 		var raw *[]byte
 		var num *uint64
+		tags := string(name) == `"tags"` // name is valid only until val is read
 		switch string(name) {
 		case `"kind"`:
 			str = &r.kind
@@ -349,6 +352,13 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 				return r, false
 			}
 			*num = v
+		case tags && val.Kind() == '{': // the meta record's: decoded plainly
+			var t struct {
+				Source string `json:"source"`
+			}
+			if json.Unmarshal(val, &t) == nil {
+				r.source = t.Source
+			}
 		}
 	}
 	return r, true
