@@ -114,19 +114,19 @@ func sourceSize(e *env, arg string) int64 {
 
 // sniffSize is how much of the input is looked at to tell JSONL from the
 // other formats, and the size of the input's buffer: a JSONL trace whose
-// first line (its meta record, which may carry large tags) is longer is read
-// whole, as a document is.
+// first line (its meta record, which may carry large tags) is longer, and
+// whose "kind" member does not come within it, is read whole, as a
+// document is.
 const sniffSize = 1 << 20
 
-// analyze reads and analyzes one opened source. A JSONL trace (its first
-// non-blank line a JSON object with a "kind" member) streams through
-// tracemem.AnalyzeStream while a tap collects its spans, with
-// SkipNodeMetrics unless node metrics are wanted, so memory stays bounded by
-// what is live, the spans and the timeline points kept; any other input is
-// read with tracemem.ReadTrace and analyzed as a document. So is a JSONL
-// trace whose records come in an order a stream cannot take
-// (tracemem.ErrOutOfOrder), read again from the start when it is a
-// regular file. Panics of the library become errors.
+// analyze reads and analyzes one opened source. A JSONL trace (see isJSONL)
+// streams through tracemem.AnalyzeStream while a tap collects its spans,
+// with SkipNodeMetrics unless node metrics are wanted, so memory stays
+// bounded by what is live, the spans and the timeline points kept; any
+// other input is read with tracemem.ReadTrace and analyzed as a document.
+// So is a JSONL trace whose records come in an order a stream cannot take
+// (tracemem.ErrOutOfOrder), read again from the start when it is a regular
+// file. Panics of the library become errors.
 func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) {
 	defer func() {
 		if v := recover(); v != nil {
