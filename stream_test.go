@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"runtime"
@@ -616,5 +617,68 @@ func TestStreamDocumentSkipNodeMetrics(t *testing.T) {
 	}
 	if _, nodes, _ := AnalyzeStream(bytes.NewReader(b.Bytes()), Options{}); len(nodes) == 0 {
 		t.Error("document form without SkipNodeMetrics: no node metrics")
+	}
+}
+
+// TestStreamSkipNodeMetricsEdges: cases the stream with SkipNodeMetrics
+// must answer as Analyze does, or refuse (found by mutation testing: no test
+// failed when they went wrong).
+func TestStreamSkipNodeMetricsEdges(t *testing.T) {
+	span := func(id, parent, step string) string {
+		s := `{"kind":"span_start","id":"` + id + `","name":"n","start_ns":0,"span_kind":"function","measured":true`
+		if parent != "" {
+			s += `,"parent_id":"` + parent + `"`
+		}
+		if step != "" {
+			s += `,"step":"` + step + `"`
+		}
+		return s + "}\n"
+	}
+	end := func(id string, d uint64) string {
+		return fmt.Sprintf(`{"kind":"span_end","id":"%s","duration_ns":%d}`, id, d) + "\n"
+	}
+	alloc := func(ts uint64, id, spanID, cat string, bytes uint64) string {
+		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"action":"alloc","tensor_id":"%s","span_id":"%s","device":"cuda:0","bytes":%d,"category":"%s","shape":[%d],"dtype":"u8"}`, ts, id, spanID, bytes, cat, bytes) + "\n"
+	}
+	cases := []struct {
+		name, input, why string
+		err              string // "" when the stream must give Analyze's profile
+	}{
+		{"own-step-under-forgotten-backward",
+			span("b", "", "backward") + end("b", 1) + alloc(5, "a1", "x", "activation", 100) + span("c", "b", "forward") + alloc(6, "a2", "c", "activation", 50),
+			"a span's own step wins over that of a forgotten backward parent: no backward event, autograd 0", ""},
+		{"parent-after-child",
+			span("c", "p", "") + span("p", "", "backward") + alloc(1, "a1", "x", "activation", 100) + alloc(2, "g", "c", "gradient", 50),
+			"a parent that comes after its child, before any backward event, decides the child's step: out of order", `span "p" starts after line 2 named it`},
+		{"saturating-end",
+			strings.Replace(span("s", "", ""), `"start_ns":0`, `"start_ns":10`, 1) + alloc(20, "a", "s", "activation", 64) + end("s", math.MaxUint64),
+			"a span_end whose end saturates at 2⁶⁴−1 is after the events before it, in order", ""},
+	}
+	for _, c := range cases {
+		for _, opts := range []Options{{}, {SkipNodeMetrics: true}} {
+			input := streamMeta + c.input
+			p, _, err := AnalyzeStream(strings.NewReader(input), opts)
+			if c.err != "" {
+				if !opts.SkipNodeMetrics {
+					continue // the stream with node metrics may refuse it for its own reasons
+				}
+				if !errors.Is(err, ErrOutOfOrder) || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("%s (%+v): %s: error %v, want ErrOutOfOrder with %q", c.name, opts, c.why, err, c.err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s (%+v): %s: %v", c.name, opts, c.why, err)
+				continue
+			}
+			doc, err := ReadTrace(strings.NewReader(input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := Analyze(doc, opts)
+			if diff := cmp.Diff(want, p); diff != "" {
+				t.Errorf("%s (%+v): %s: profile differs from Analyze's (-want +got):\n%s", c.name, opts, c.why, diff)
+			}
+		}
 	}
 }
