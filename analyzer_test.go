@@ -335,6 +335,19 @@ func TestSaturationEdges(t *testing.T) {
 			t.Errorf("span s after a second free: %+v, want %+v", got, want)
 		}
 	})
+	t.Run("ops of a span", func(t *testing.T) {
+		// A span's bytes sum its own ops': two of 2⁶³ saturate at 2⁶⁴−1,
+		// not wrap to 0 (found by mutation testing). No memory events: the
+		// peak is the static one, the bytes requested.
+		half := uint64(1) << 63
+		doc := &TraceDocument{Spans: []Span{{ID: "s", Name: "s", Measured: true, Closed: true, DurationNs: 10}}, Ops: []Op{
+			{SpanID: "s", OpName: "a", StorageBytes: &half},
+			{SpanID: "s", OpName: "b", StorageBytes: &half},
+		}}
+		if got := NodeMemoryMetrics(doc, nil)["s"]; got.Bytes != math.MaxUint64 || got.PeakBytes != math.MaxUint64 {
+			t.Errorf("span s: %+v, want bytes and peak %d (saturated)", got, uint64(math.MaxUint64))
+		}
+	})
 	t.Run("used+free", func(t *testing.T) {
 		doc := &TraceDocument{
 			DeviceMemory: []DeviceMemorySample{{Device: "d", UsedBytes: top + 1, FreeBytes: top + 1}},

@@ -1521,6 +1521,25 @@ func TestChromeMappingEdges(t *testing.T) {
 			[]string{x("aten::zeros", "cpu_op", 10, 10), memEvent("11", 0, 1, 0, ""), memEvent("12", 64, 0, -1, "")},
 			[]memRow{{2000, "cpu#0", alloc, 64, "cpu", "0", "aten::zeros", oth}},
 			[]opRow{{"0", "aten::zeros", "cpu"}}},
+		{"rounding is 1 µs to the ns", "a child ending 1.001 µs after the span it starts in is not rounded into it: its allocations are not optimizer (found by mutation testing: only whole µs were tested)",
+			[]string{
+				x("Optimizer.step#SGD.step", "user_annotation", 10, 10),
+				`{"name":"aten::add_","ph":"X","cat":"cpu_op","ts":15,"dur":6.001,"pid":1,"tid":1}`,
+				memEvent("20.5", 8, 1, 0, addr(64)),
+			},
+			[]memRow{{10500, "cuda:0@0x40#0", alloc, 8, "cuda:0", "1", "aten::add_", oth}},
+			[]opRow{{"1", "aten::add_", "cuda:0"}}},
+		{"legacy rule needs no category", "an event of pid \"CPU functions\" is a legacy op only without a category: a kernel there is no op (found by mutation testing)",
+			[]string{
+				`{"name":"aten::add","ph":"X","ts":0,"dur":10,"tid":1,"pid":"CPU functions","args":{}}`,
+				`{"name":"void gemm_kernel","ph":"X","cat":"kernel","ts":2,"dur":5,"tid":1,"pid":"CPU functions","args":{}}`,
+			},
+			nil,
+			[]opRow{{"0", "aten::add", ""}}},
+		{"op device from the first event in the file at one ts", "two memory events of an op at the same ts: its device is the first's in the file (found by mutation testing)",
+			[]string{x("aten::add", "cpu_op", 0, 10), memEvent("5", 8, 0, -1, ""), memEvent("5", 8, 1, 0, "")},
+			[]memRow{{5000, "cpu#0", alloc, 8, "cpu", "0", "aten::add", oth}, {5000, "cuda:0#0", alloc, 8, "cuda:0", "0", "aten::add", oth}},
+			[]opRow{{"0", "aten::add", "cpu"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
