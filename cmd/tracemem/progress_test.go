@@ -273,6 +273,22 @@ func TestProgressErasesWidest(t *testing.T) {
 	}
 }
 
+// openTemp writes content to a file in a temporary directory and opens it
+// (closed at the end of the test).
+func openTemp(t *testing.T, content string) (string, *os.File) {
+	t.Helper()
+	path := t.TempDir() + "/trace.jsonl"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
+}
+
 // TestProgressTotalAfterReread: a JSONL trace a stream cannot take, read
 // from a non-zero offset (standard input redirected from a file already
 // partly read), is read again from that offset: the bytes from there to the
@@ -285,15 +301,7 @@ func TestProgressTotalAfterReread(t *testing.T) {
 	for _, ts := range []uint64{10, 30, 20, 40} { // 30 before 20: out of order
 		b.WriteString(memRec(ts, "alloc", fmt.Sprint("t", ts), "", "cuda:0", 100, "activation") + "\n")
 	}
-	path := t.TempDir() + "/trace.jsonl"
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	_, f := openTemp(t, b.String())
 	start, err := f.Seek(int64(len(prefix)), io.SeekStart)
 	if err != nil {
 		t.Fatal(err)
@@ -326,15 +334,7 @@ func TestProgressRereadAddsWhatWasRead(t *testing.T) {
 	for ts := uint64(100); b.Len() < 8<<20; ts++ { // far beyond what the stream reads before it stops
 		b.WriteString(memRec(ts, "alloc", fmt.Sprint("t", ts), "", "cuda:0", 100, "activation") + "\n")
 	}
-	path := t.TempDir() + "/trace.jsonl"
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := openTemp(t, b.String())
 	size := int64(b.Len())
 	now := time.Unix(0, 0)
 	p := &progress{w: io.Discard, total: size, start: now, now: func() time.Time { return now }}

@@ -73,6 +73,21 @@ func TestTapCollectsWhatTheReaderReads(t *testing.T) {
 	}
 }
 
+// collectAll streams data through a tap and returns the collector that
+// saw it.
+func collectAll(t *testing.T, data []byte) *collector {
+	t.Helper()
+	c := newCollector(true)
+	tap := newLineTap(bytes.NewReader(data), c)
+	if _, err := io.Copy(io.Discard, tap); err != nil {
+		t.Fatal(err)
+	}
+	if err := tap.wait(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // checkCollected checks that the collector gathered the spans, op names and
 // run record of doc, whose tree is want.
 func checkCollected(t *testing.T, c *collector, doc *tracemem.TraceDocument, want *spanTree) {
@@ -130,14 +145,7 @@ func FuzzTap(f *testing.F) {
 		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {
 			return
 		}
-		c := newCollector(true)
-		tap := newLineTap(bytes.NewReader(data), c)
-		if _, err := io.Copy(io.Discard, tap); err != nil {
-			t.Fatal(err)
-		}
-		if err := tap.wait(); err != nil {
-			t.Fatal(err)
-		}
+		c := collectAll(t, data)
 		checkCollected(t, c, doc, treeFromDocument(doc))
 	})
 }
@@ -404,14 +412,7 @@ func TestTapRecordForms(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: the reader refuses the trace: %v", c.reason, err)
 			}
-			col := newCollector(true)
-			tap := newLineTap(bytes.NewReader(data), col)
-			if _, err := io.Copy(io.Discard, tap); err != nil {
-				t.Fatal(err)
-			}
-			if err := tap.wait(); err != nil {
-				t.Fatal(err)
-			}
+			col := collectAll(t, data)
 			s, ok := col.tree.span("r")
 			if !ok || s.name != "root" || s.parent != "" || s.startNs != c.startNs || !s.closed {
 				t.Fatalf("%s: collected span r = %+v (found %v), want root, no parent, start %d, closed", c.reason, s, ok, c.startNs)
@@ -438,14 +439,7 @@ func TestTapCutsCyclesAsTheReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := newCollector(true)
-	tap := newLineTap(bytes.NewReader(data), col)
-	if _, err := io.Copy(io.Discard, tap); err != nil {
-		t.Fatal(err)
-	}
-	if err := tap.wait(); err != nil {
-		t.Fatal(err)
-	}
+	col := collectAll(t, data)
 	// Walked from a (the lowest id): a, b, back to a; the link from b is cut.
 	for id, want := range map[string]string{"a": "B > A", "b": "B", "c": "B > C"} {
 		if got := col.tree.path(id); got != want {
