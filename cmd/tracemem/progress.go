@@ -146,7 +146,7 @@ const (
 )
 
 // renderBar renders the bar for read of total bytes after elapsed:
-// "[===>            ]  25.0%   25.00 MiB / 100.00 MiB    5.00 MiB/s ETA 0:15".
+// "[====>           ]  25.0%   25.00 MiB / 100.00 MiB    5.00 MiB/s ETA 0:15".
 // The fields that change at every draw keep their width, so the line does
 // not shift as it is redrawn.
 func renderBar(read, total int64, elapsed time.Duration) string {
