@@ -293,7 +293,9 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 		var str *string
 		var raw *[]byte
 		var num *uint64
-		tags := string(name) == `"tags"` // name is valid only until val is read
+		// Only the first meta record's tags are kept, and it comes first;
+		// name is valid only until val is read.
+		tags := c.run == nil && string(name) == `"tags"`
 		switch string(name) {
 		case `"kind"`:
 			str = &r.kind
