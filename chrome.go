@@ -682,9 +682,9 @@ func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 	default:
 		return chromeInt{state: fieldBad}, nil
 	}
-	n, exact, ok := parseDecimal(text, 0)
+	n, exact, res := parseDecimal(text, 0)
 	switch {
-	case ok && exact:
+	case res == decOK && exact:
 		return chromeInt{state: fieldOK, v: n}, nil
 	case addr:
 		u, err := strconv.ParseUint(string(text), 10, 64)
@@ -694,8 +694,7 @@ func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 		if errors.Is(err, strconv.ErrRange) {
 			return chromeInt{state: fieldRange}, nil
 		}
-	case !ok && v.Kind() == '0':
-		// The decoder checked the number's syntax: it is out of range.
+	case res == decRange:
 		return chromeInt{state: fieldRange}, nil
 	}
 	return chromeInt{state: fieldBad}, nil
@@ -715,11 +714,11 @@ func (p *chromeParser) readMicros() (chromeInt, error) {
 	default:
 		return chromeInt{state: fieldBad}, nil
 	}
-	n, _, ok := parseDecimal(text, 3)
-	if !ok {
-		if v.Kind() == '0' {
-			return chromeInt{state: fieldRangeNs}, nil
-		}
+	n, _, res := parseDecimal(text, 3)
+	switch res {
+	case decRange:
+		return chromeInt{state: fieldRangeNs}, nil
+	case decSyntax:
 		return chromeInt{state: fieldBad}, nil
 	}
 	return chromeInt{state: fieldOK, v: n}, nil
@@ -1018,11 +1017,19 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 	return nil
 }
 
+// Results of parseDecimal.
+const (
+	decOK     uint8 = iota
+	decSyntax       // not a number
+	decRange        // a number outside int64 in the unit asked for
+)
+
 // parseDecimal parses the JSON number text b (optionally signed, with a
 // fraction and an exponent) as an integer count of 10^-scale units. exact is
 // false when non-zero digits below the unit were dropped (truncated toward
-// zero); ok is false for bad syntax or a value outside int64.
-func parseDecimal(b []byte, scale int) (v int64, exact, ok bool) {
+// zero); res tells bad syntax from a value outside int64, so that a number
+// in a string can be reported as out of range like one outside a string.
+func parseDecimal(b []byte, scale int) (v int64, exact bool, res uint8) {
 	i, neg := 0, false
 	if i < len(b) && (b[i] == '-' || b[i] == '+') {
 		neg = b[i] == '-'
@@ -1054,7 +1061,7 @@ func parseDecimal(b []byte, scale int) (v int64, exact, ok bool) {
 		}
 	}
 	if digits == 0 {
-		return 0, false, false
+		return 0, false, decSyntax
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
@@ -1071,7 +1078,7 @@ func parseDecimal(b []byte, scale int) (v int64, exact, ok bool) {
 			}
 		}
 		if ed == 0 {
-			return 0, false, false
+			return 0, false, decSyntax
 		}
 		if eneg {
 			e = -e
@@ -1079,12 +1086,12 @@ func parseDecimal(b []byte, scale int) (v int64, exact, ok bool) {
 		exp += e
 	}
 	if i != len(b) {
-		return 0, false, false
+		return 0, false, decSyntax
 	}
 	if mant != 0 {
 		for ; exp > 0; exp-- {
 			if mant > math.MaxUint64/10 {
-				return 0, false, false
+				return 0, false, decRange
 			}
 			mant *= 10
 		}
@@ -1095,12 +1102,12 @@ func parseDecimal(b []byte, scale int) (v int64, exact, ok bool) {
 	}
 	if neg {
 		if mant > 1<<63 {
-			return 0, false, false
+			return 0, false, decRange
 		}
-		return -int64(mant), !dropped, true
+		return -int64(mant), !dropped, decOK
 	}
 	if mant > math.MaxInt64 {
-		return 0, false, false
+		return 0, false, decRange
 	}
-	return int64(mant), !dropped, true
+	return int64(mant), !dropped, decOK
 }

@@ -628,52 +628,58 @@ func TestChromeBaselineFromLaterTotal(t *testing.T) {
 
 // refDecimal is the slow reference of parseDecimal: exact rational
 // arithmetic, truncated toward zero.
-func refDecimal(s string, scale int) (int64, bool, bool) {
-	if s == "" || strings.ContainsAny(s, " _xX") || strings.HasPrefix(s, ".") || strings.Contains(s, "e.") {
-		return 0, false, false
+func refDecimal(s string, scale int) (int64, bool, uint8) {
+	if s == "" || strings.ContainsAny(s, " _xX/") || strings.HasPrefix(s, ".") || strings.Contains(s, "e.") {
+		return 0, false, decSyntax
 	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
-		return 0, false, false
+		return 0, false, decSyntax
 	}
 	r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
 	q := new(big.Int).Quo(r.Num(), r.Denom())
 	if !q.IsInt64() {
-		return 0, false, false
+		return 0, false, decRange
 	}
 	exact := new(big.Int).Rem(r.Num(), r.Denom()).Sign() == 0
-	return q.Int64(), exact, true
+	return q.Int64(), exact, decOK
 }
 
 func TestChromeParseDecimal(t *testing.T) {
 	for _, tc := range []struct {
-		name, in      string
-		scale         int
-		want          int64
-		exact, wantOK bool
+		name, in string
+		scale    int
+		want     int64
+		exact    bool
+		res      uint8
 	}{
-		{"integer µs", "1700000000123456", 3, 1700000000123456000, true, true},
-		{"fraction to ns", "1700000000123456.789", 3, 1700000000123456789, true, true},
-		{"short fraction", "12.5", 3, 12500, true, true},
-		{"sub-ns digits truncate", "1.23456", 3, 1234, false, true},
-		{"exponent", "1.5e3", 3, 1500000, true, true},
-		{"negative exponent", "15E-1", 3, 1500, true, true},
-		{"negative", "-2.5", 3, -2500, true, true},
-		{"zero", "0", 3, 0, true, true},
-		{"trailing zeros of fraction", "7.000000000000000000000000", 0, 7, true, true},
-		{"many digits", "123456789012345678901234567890e-20", 0, 1234567890, false, true},
-		{"overflow", "9300000000000000", 3, 0, false, false},
-		{"int64 max", "9223372036854775807", 0, math.MaxInt64, true, true},
-		{"int64 min", "-9223372036854775808", 0, math.MinInt64, true, true},
-		{"beyond int64", "9223372036854775808", 0, 0, false, false},
-		{"not a number", "abc", 3, 0, false, false},
-		{"empty", "", 3, 0, false, false},
-		{"dot only", ".", 3, 0, false, false},
-		{"dangling exponent", "1e", 3, 0, false, false},
+		{"integer µs", "1700000000123456", 3, 1700000000123456000, true, decOK},
+		{"fraction to ns", "1700000000123456.789", 3, 1700000000123456789, true, decOK},
+		{"short fraction", "12.5", 3, 12500, true, decOK},
+		{"sub-ns digits truncate", "1.23456", 3, 1234, false, decOK},
+		{"exponent", "1.5e3", 3, 1500000, true, decOK},
+		{"negative exponent", "15E-1", 3, 1500, true, decOK},
+		{"negative", "-2.5", 3, -2500, true, decOK},
+		{"zero", "0", 3, 0, true, decOK},
+		{"trailing zeros of fraction", "7.000000000000000000000000", 0, 7, true, decOK},
+		{"many digits", "123456789012345678901234567890e-20", 0, 1234567890, false, decOK},
+		{"overflow", "9300000000000000", 3, 0, false, decRange},
+		{"int64 max", "9223372036854775807", 0, math.MaxInt64, true, decOK},
+		{"int64 min", "-9223372036854775808", 0, math.MinInt64, true, decOK},
+		{"beyond int64", "9223372036854775808", 0, 0, false, decRange},
+		{"not a number", "abc", 3, 0, false, decSyntax},
+		{"empty", "", 3, 0, false, decSyntax},
+		{"dot only", ".", 3, 0, false, decSyntax},
+		{"dangling exponent", "1e", 3, 0, false, decSyntax},
+		{"huge exponent", "1e300", 3, 0, false, decRange},
+		{"huge negative", "-1e300", 0, 0, false, decRange},
+		{"zero with a huge exponent", "0e99999999", 0, 0, true, decOK},
+		{"below int64 min", "-9223372036854775809", 0, 0, false, decRange},
+		{"trailing junk after a huge number", "1e300x", 3, 0, false, decSyntax},
 	} {
-		v, exact, ok := parseDecimal([]byte(tc.in), tc.scale)
-		if ok != tc.wantOK || (ok && (v != tc.want || exact != tc.exact)) {
-			t.Errorf("%s: parseDecimal(%q, %d) = %d, %v, %v; want %d, %v, %v", tc.name, tc.in, tc.scale, v, exact, ok, tc.want, tc.exact, tc.wantOK)
+		v, exact, res := parseDecimal([]byte(tc.in), tc.scale)
+		if res != tc.res || (res == decOK && (v != tc.want || exact != tc.exact)) {
+			t.Errorf("%s: parseDecimal(%q, %d) = %d, %v, %d; want %d, %v, %d", tc.name, tc.in, tc.scale, v, exact, res, tc.want, tc.exact, tc.res)
 		}
 	}
 	// Against the rational reference on random decimals.
@@ -694,10 +700,10 @@ func TestChromeParseDecimal(t *testing.T) {
 			fmt.Fprintf(&b, "e%d", rng.IntN(30)-15)
 		}
 		s, scale := b.String(), rng.IntN(4)
-		v, exact, ok := parseDecimal([]byte(s), scale)
-		rv, rexact, rok := refDecimal(s, scale)
-		if ok != rok || (ok && (v != rv || exact != rexact)) {
-			t.Fatalf("parseDecimal(%q, %d) = %d, %v, %v; reference %d, %v, %v", s, scale, v, exact, ok, rv, rexact, rok)
+		v, exact, res := parseDecimal([]byte(s), scale)
+		rv, rexact, rres := refDecimal(s, scale)
+		if res != rres || (res == decOK && (v != rv || exact != rexact)) {
+			t.Fatalf("parseDecimal(%q, %d) = %d, %v, %d; reference %d, %v, %d", s, scale, v, exact, res, rv, rexact, rres)
 		}
 	}
 }
@@ -732,6 +738,9 @@ func TestChromeErrors(t *testing.T) {
 		{"Total Allocated beyond int64", "a total that would wrap", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":18446744073709551615`) + `]`, nil, "args.Total Allocated: out of range", "traceEvents[0]"},
 		{"Total Reserved beyond int64", "a total that would wrap", `[` + memEvent("1", 1, 1, 0, `,"Total Reserved":99999999999999999999`) + `]`, nil, "args.Total Reserved: out of range", "traceEvents[0]"},
 		{"ts beyond int64", "a time beyond int64 ns", `[` + memEvent("1e17", 1, 1, 0, "") + `]`, nil, "ts: out of range", "traceEvents[0]"},
+		{"ts in a string beyond int64", "a number in a string is out of range like one outside, not \"not a number\"", `[` + memEvent(`"1e300"`, 1, 1, 0, "") + `]`, nil, "ts: out of range (beyond 2⁶³ ns)", "traceEvents[0]"},
+		{"ts in a string not a number", "a string that is not a number", `[` + memEvent(`"soon"`, 1, 1, 0, "") + `]`, nil, "ts: not a number", "traceEvents[0]"},
+		{"op dur in a string beyond int64", "likewise for a duration", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":"-1e30","pid":1,"tid":1}]`, nil, "dur: out of range (beyond 2⁶³ ns) in event \"aten::mm\"", "traceEvents[0]"},
 		{"op dur beyond int64", "a duration beyond int64 ns", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1,"dur":1e300,"pid":1,"tid":1}]`, nil, "dur: out of range (beyond 2⁶³ ns) in event \"aten::mm\"", "traceEvents[0]"},
 		{"op ts beyond int64 ns", "a time that fits 64 bits in µs but not in ns: the message must not say it is beyond 64 bits", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","ts":1740461679479712123,"dur":5,"pid":1,"tid":1}]`, nil, "ts: out of range (beyond 2⁶³ ns) in event \"aten::mm\"", "traceEvents[0]"},
 		{"deviceProperties memory beyond int64", "a capacity beyond int64", `{"deviceProperties":[{"id":0,"totalGlobalMem":1e20}],"traceEvents":[]}`, nil, "totalGlobalMem: out of range", "deviceProperties[0]"},
