@@ -49,7 +49,9 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 //
 //   - a gzip stream (by its magic bytes) is decompressed first, its members
 //     one after another, and zero bytes after the last member taken as
-//     padding, as gzip(1) does;
+//     padding, as gzip(1) does; other bytes after a member that do not
+//     start one are an error wrapping gzip.ErrHeader (gzip(1) warns of
+//     "trailing garbage");
 //   - a candle-graph JSONL stream: the first object has a top-level "kind";
 //   - a candle-graph document: an object with "run", "spans", "ops",
 //     "tensors", "memory", "device_memory", "gradients" or "edges" (or only

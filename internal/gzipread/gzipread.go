@@ -78,12 +78,21 @@ func (g *reader) next() error {
 		g.done = true
 		return zerosToEnd(g.br)
 	}
+	if b, _ := g.br.Peek(len(magic)); !bytes.Equal(b, magic) {
+		// Said here, not by Reset: of a byte or two, it says "unexpected
+		// EOF", as if the trace were cut short.
+		return errNotMember
+	}
 	if err := g.zr.Reset(g.br); err != nil {
-		return err // gzip.ErrHeader for bytes that are not a member
+		return err // gzip.ErrHeader for a member's bad header
 	}
 	g.zr.Multistream(false)
 	return nil
 }
+
+// errNotMember is the error for bytes after a member that do not start
+// another one (gzip(1) ignores them with a warning, "trailing garbage").
+var errNotMember = fmt.Errorf("%w: bytes after the last member that are not a gzip member", gzip.ErrHeader)
 
 // errAfterPadding is the error for bytes other than zero after the zero
 // bytes that follow the last member.
