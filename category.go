@@ -92,19 +92,23 @@ type CategoryBytes struct {
 	Present CategorySet           // the categories listed; a present category may hold 0 bytes
 }
 
-// Get returns the bytes of category c (0 when absent).
+// Get returns the bytes of category c: 0 when c is absent (not in
+// Present, whatever Bytes holds for it) or not a category.
 func (b CategoryBytes) Get(c Category) uint64 {
-	if c >= NumCategories {
-		return 0 // not a category: never present
+	if c >= NumCategories || !b.Present.Has(c) {
+		return 0
 	}
 	return b.Bytes[c]
 }
 
-// Total returns the sum over all categories, saturating at the maximum uint64.
+// Total returns the sum over the present categories, saturating at the
+// maximum uint64.
 func (b CategoryBytes) Total() uint64 {
 	var t uint64
-	for _, v := range b.Bytes {
-		t = addSat(t, v)
+	for c, v := range b.Bytes {
+		if b.Present.Has(Category(c)) {
+			t = addSat(t, v)
+		}
 	}
 	return t
 }

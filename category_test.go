@@ -127,9 +127,27 @@ func TestCategoryBytes(t *testing.T) {
 	if err := json.Unmarshal([]byte(`null`), &back); err != nil || back != (CategoryBytes{}) {
 		t.Errorf("null: %+v, %v", back, err)
 	}
-	full := CategoryBytes{Bytes: [NumCategories]uint64{math.MaxUint64, 1}}
+	full := CategoryBytes{Bytes: [NumCategories]uint64{math.MaxUint64, 1}, Present: CategorySet(0).With(0).With(1)}
 	if full.Total() != math.MaxUint64 {
 		t.Errorf("Total saturates: got %d", full.Total())
+	}
+	// Bytes in a category that is not present (only a value built by hand
+	// has them) are not there for Get and Total either, as for All, Len and
+	// JSON: one answer whichever is asked.
+	stray := b
+	stray.Bytes[CategoryParameter] = 7
+	if got := stray.Get(CategoryParameter); got != 0 {
+		t.Errorf("Get of an absent category holding 7 = %d; want 0", got)
+	}
+	if got := stray.Total(); got != 105 {
+		t.Errorf("Total with 7 in an absent category = %d; want 105, the present ones", got)
+	}
+	var sum uint64
+	for _, v := range stray.All() {
+		sum += v
+	}
+	if sum != stray.Total() {
+		t.Errorf("All sums to %d, Total says %d", sum, stray.Total())
 	}
 }
 
