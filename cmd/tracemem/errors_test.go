@@ -148,6 +148,7 @@ func TestUsage(t *testing.T) {
 		{"--help", []string{"--help"}, 0, ``, "--help as the command prints the usage"},
 		{"-help", []string{"-help"}, 0, ``, "so does -help"},
 		{"-h", []string{"summary", "-h"}, 0, ``, "-h on a subcommand prints the usage"},
+		{"--help after a trace", []string{"nodes", s, "--help"}, 0, ``, "so does --help anywhere among its arguments"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -169,6 +170,41 @@ func TestUsage(t *testing.T) {
 				t.Errorf("%s: want the usage after the error on stderr and nothing on stdout; stdout %q", c.reason, r.stdout)
 			}
 		})
+	}
+}
+
+// TestCommandHelp: -h on a command prints that command's synopsis and each
+// of its flags with its default, which the general usage does not give.
+func TestCommandHelp(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string // lines the help must have, in this order
+	}{
+		{"summary", []string{"usage: tracemem summary [--top N] TRACE...", "Flags:", "  --top         allocations at the peak to list (default 10)"}},
+		{"profile", []string{"usage: tracemem profile [--max-points N] TRACE", "the memory profile as JSON on stdout", "  --max-points  timeline points kept per device; 0 keeps one per memory event (default 0)"}},
+		{"nodes", []string{"usage: tracemem nodes [--top N] [--sort peak|residual|bytes] TRACE", "  --sort        rank by peak, residual or bytes (default peak)", "  --top         nodes to list (default 20)"}},
+		{"report", []string{"usage: tracemem report [--max-points N] -o FILE TRACE", "  --max-points  timeline points kept per device (default 2000)", "  -o            output HTML file (- for stdout)"}},
+		{"export", []string{"usage: tracemem export --format chrome|pprof|csv [--max-points N] -o FILE TRACE", "csv:    the timeline, one row per point", "  --format      chrome, pprof or csv", "  -o            output file (- for stdout)"}},
+	} {
+		r := runCmd(t, nil, tc.cmd, "-h")
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("%s -h: exit status %d, stderr %q", tc.cmd, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout, "Commands:") {
+			t.Errorf("%s -h printed the general usage:\n%s", tc.cmd, r.stdout)
+		}
+		rest := r.stdout
+		for _, line := range tc.want {
+			_, after, ok := strings.Cut(rest, "\n"+line+"\n")
+			if !ok && strings.HasPrefix(rest, line+"\n") {
+				after, ok = rest[len(line)+1:], true
+			}
+			if !ok {
+				t.Errorf("%s -h: no line %q (in this order) in:\n%s", tc.cmd, line, r.stdout)
+				break
+			}
+			rest = "\n" + after
+		}
 	}
 }
 
@@ -216,36 +252,16 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 		if len(defined[cmd]) == 0 {
 			t.Errorf("%s: no flags seen; the hook missed the command", cmd)
 		}
-		lines := usageLines(t, cmd)
+		lines := usageLines(cmd)
+		if lines == "" {
+			t.Fatalf("the usage text has no line for %s", cmd)
+		}
 		for _, name := range defined[cmd] {
 			if !regexp.MustCompile(`(^|[\s\[])--?` + regexp.QuoteMeta(name) + `[\s\]]`).MatchString(lines) {
 				t.Errorf("the usage of %s does not name its flag -%s:\n%s", cmd, name, lines)
 			}
 		}
 	}
-}
-
-// usageLines returns the lines of the usage text that describe cmd: the
-// line that starts with it and the indented lines that continue it.
-func usageLines(t *testing.T, cmd string) string {
-	t.Helper()
-	var b strings.Builder
-	in := false
-	for line := range strings.Lines(usageText) {
-		switch {
-		case strings.HasPrefix(line, "  "+cmd+" "):
-			in = true
-		case in && !strings.HasPrefix(line, "    "):
-			in = false
-		}
-		if in {
-			b.WriteString(line)
-		}
-	}
-	if b.Len() == 0 {
-		t.Fatalf("the usage text has no line for %s", cmd)
-	}
-	return b.String()
 }
 
 // failWriter fails every write, as a full disk or a closed pipe does.

@@ -42,7 +42,7 @@ func cmdExport(e *env, args []string) error {
 	points := boundedInt{v: 0, min: 0}
 	fs.Var(&format, "format", "chrome, pprof or csv")
 	fs.StringVar(&out, "o", "", "output file (- for stdout)")
-	fs.Var(&points, "max-points", "timeline points kept per device (0: one per memory event)")
+	fs.Var(&points, "max-points", "timeline points kept per device, for chrome and csv (pprof has no timeline); 0 keeps one per memory event")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -17,8 +17,12 @@
 // to a span, joined with " > "; a path of more than 12 names is shown as
 // its first 2 and last 10 around "…" (pprof stacks keep up to 1024 frames).
 //
-// Sizes are printed in 1024-based units (1 KiB = 1024 bytes, 1 MiB = 1024
-// KiB, 1 GiB = 1024 MiB); times are milliseconds since the trace started.
+// The text outputs (summary, nodes, report) print sizes in 1024-based units
+// (1 KiB = 1024 bytes, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB) and times in
+// milliseconds since the trace started; profile and the csv export keep
+// bytes and nanoseconds, the chrome export bytes and microseconds (its
+// format's unit). "tracemem COMMAND -h" lists a command's flags and their
+// defaults.
 //
 // Exit status: 0 on success, 1 when a trace cannot be read or analyzed (one
 // line on stderr naming the file and the line or byte offset), 2 for a usage
@@ -55,8 +59,10 @@ Commands:
                                            csv:    the timeline, one row per point
 
 TRACE is a candle-graph trace (JSONL or document JSON) or a PyTorch Chrome trace,
-gzipped or not; "-" reads standard input. Flags may come before or after TRACE.
-Sizes use 1024-based units (KiB, MiB, GiB); times are ms since the trace start.
+gzipped or not; "-" reads standard input. Flags may come before or after TRACE;
+"tracemem COMMAND -h" lists a command's flags and their defaults.
+Text (summary, nodes, report) gives sizes in 1024-based units (KiB, MiB, GiB) and
+times in ms since the trace start; profile and csv give bytes and ns, chrome bytes and µs.
 A span path is the span names from the root down, joined with " > ".
 `
 
@@ -109,8 +115,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // exitStatus reports err on stderr and returns the exit status for it.
 func (e *env) exitStatus(err error) int {
 	var ue *usageError
+	var he *helpError
 	switch {
 	case err == nil:
+		return 0
+	case errors.As(err, &he):
+		fmt.Fprint(e.stdout, commandUsage(he.fs))
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(e.stdout, usageText)
@@ -171,7 +181,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, &helpError{fs}
 			}
 			return nil, usagef("%s: %v", fs.Name(), err)
 		}
@@ -186,6 +196,62 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// helpError is a subcommand's -h: exit status 0 with that command's usage.
+type helpError struct{ fs *flag.FlagSet }
+
+func (e *helpError) Error() string { return e.fs.Name() + ": " + flag.ErrHelp.Error() }
+func (e *helpError) Unwrap() error { return flag.ErrHelp }
+
+// commandUsage returns the usage of the subcommand fs parses: its synopsis
+// and description from the usage text, then its flags with their defaults.
+func commandUsage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimSpace(usageLines(fs.Name())), "\n") {
+		line = strings.TrimSpace(line)
+		if i == 0 {
+			synopsis, desc, _ := strings.Cut(line, "  ")
+			b.WriteString("usage: tracemem " + synopsis + "\n\n")
+			line = strings.TrimSpace(desc)
+		}
+		if line != "" {
+			b.WriteString(line + "\n")
+		}
+	}
+	b.WriteString("\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "--" + f.Name
+		if len(f.Name) == 1 {
+			name = "-" + f.Name
+		}
+		fmt.Fprintf(&b, "  %-14s%s", name, f.Usage)
+		if f.DefValue != "" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteByte('\n')
+	})
+	return b.String()
+}
+
+// usageLines returns the lines of the usage text that describe cmd: the
+// line that starts with it and the indented lines that continue it ("" for
+// a command the text does not have).
+func usageLines(cmd string) string {
+	var b strings.Builder
+	in := false
+	for line := range strings.Lines(usageText) {
+		switch {
+		case strings.HasPrefix(line, "  "+cmd+" "):
+			in = true
+		case in && !strings.HasPrefix(line, "    "):
+			in = false
+		}
+		if in {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // stoppedAtDashes reports whether fs.Parse, having consumed these

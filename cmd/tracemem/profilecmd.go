@@ -13,7 +13,7 @@ import (
 func cmdProfile(e *env, args []string) error {
 	fs := newFlags("profile")
 	points := boundedInt{v: 0, min: 0}
-	fs.Var(&points, "max-points", "timeline points kept per device (0: one per memory event)")
+	fs.Var(&points, "max-points", "timeline points kept per device; 0 keeps one per memory event")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
