@@ -453,6 +453,7 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 
 // AddOp registers an op. Its index is its position among the ops added with
 // the same span id. Ops of 0 bytes are counted for the index but get no node.
+// Its only error is that of invalid options (wrapping ErrInvalidOptions).
 func (a *Analyzer) AddOp(op *Op) error {
 	if err := a.start(); err != nil || !a.nodes {
 		return err
@@ -496,7 +497,8 @@ func (a *Analyzer) AddOp(op *Op) error {
 
 // AddDeviceMemory registers a device-level sample. A device's capacity is
 // its largest capacity_bytes sample, or else its largest used + free sample;
-// samples may arrive at any time, and every profile uses all of them.
+// samples may arrive at any time, and every profile uses all of them. Its
+// only error is that of invalid options (wrapping ErrInvalidOptions).
 func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 	if err := a.start(); err != nil {
 		return err
@@ -515,8 +517,11 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 }
 
 // Add replays one memory event. It returns an error wrapping ErrOutOfOrder
-// for an event stamped before the previous one, and leaves the Analyzer as
-// it was. The Analyzer copies the event (not its strings and shape), so the
+// for an event stamped before the previous one; an error naming the tensor
+// for an Action or Category out of range (only an event built in Go can
+// have one; Validate names them in a document); and the error of invalid
+// options, wrapping ErrInvalidOptions. On an error the Analyzer is as it
+// was. The Analyzer copies the event (not its strings and shape), so the
 // caller may reuse *ev.
 func (a *Analyzer) Add(ev *MemoryEvent) error {
 	if err := a.start(); err != nil {

@@ -27,18 +27,20 @@ type TraceDocument struct {
 	Edges        []Edge               `json:"edges"`
 }
 
-// Run describes the traced run.
+// Run describes the traced run. Its fields are the producer's, kept as
+// written; of them the analysis reads none (the command prints RunID,
+// Phase, Entrypoint and Device, and Tags["source"] tells a PyTorch trace).
 type Run struct {
-	RunID         string            `json:"run_id"`
-	CorrelationID string            `json:"correlation_id"`
-	Entrypoint    string            `json:"entrypoint"`
+	RunID         string            `json:"run_id"`         // the run's id, e.g. "example"
+	CorrelationID string            `json:"correlation_id"` // ties the trace to the producer's other records of the run, e.g. "example/update-1"
+	Entrypoint    string            `json:"entrypoint"`     // the function the capture wrapped, e.g. "example::step"
 	Phase         Phase             `json:"phase"`
-	Timestamp     string            `json:"timestamp"` // ISO-8601, as the producer wrote it
-	CaptureStep   uint64            `json:"capture_step"`
-	WarmupSteps   uint64            `json:"warmup_steps"`
-	Device        string            `json:"device"` // the run's main device, e.g. "cuda:0"
+	Timestamp     string            `json:"timestamp"`    // ISO-8601, as the producer wrote it
+	CaptureStep   uint64            `json:"capture_step"` // the step (iteration) captured, as the producer counts them
+	WarmupSteps   uint64            `json:"warmup_steps"` // steps run before the capture
+	Device        string            `json:"device"`       // the run's main device, e.g. "cuda:0"
 	TimingMode    TimingMode        `json:"timing_mode"`
-	Tags          map[string]string `json:"tags"`
+	Tags          map[string]string `json:"tags"`                     // free-form; nil when empty
 	CandleVersion string            `json:"candle_version,omitempty"` // "" when absent
 }
 
@@ -48,7 +50,7 @@ type Span struct {
 	ParentID   string   `json:"parent_id,omitempty"` // "" for a root
 	Name       string   `json:"name"`
 	Kind       SpanKind `json:"kind"`
-	Measured   bool     `json:"measured"`
+	Measured   bool     `json:"measured"`    // as the producer wrote it: whether it timed the span; nothing here reads it
 	StartNs    uint64   `json:"start_ns"`    // ns since trace start
 	Closed     bool     `json:"closed"`      // whether the span ended within the trace
 	DurationNs uint64   `json:"duration_ns"` // ns; 0 when not closed
@@ -117,18 +119,20 @@ type DeviceMemorySample struct {
 	CapacityBytes *uint64 `json:"capacity_bytes,omitempty"` // nil when absent
 }
 
-// Gradient is a fact about a parameter's gradient.
+// Gradient is a fact about a parameter's gradient, kept as the producer
+// wrote it (the analysis does not read gradients).
 type Gradient struct {
-	EventID string        `json:"event_id"`
-	Root    string        `json:"root"`
-	Key     string        `json:"key"` // parameter key under Root
+	EventID string        `json:"event_id"` // the producer's id of the fact
+	Root    string        `json:"root"`     // the module whose parameters Key names
+	Key     string        `json:"key"`      // parameter key under Root
 	State   GradientState `json:"state"`
 	Norm    *float64      `json:"norm,omitempty"` // nil when absent
 }
 
-// Edge is a call edge between two spans.
+// Edge is a call edge between two spans, kept as the producer wrote it (the
+// analysis reads the call tree from Span.ParentID, not from edges).
 type Edge struct {
-	FromSpan   string `json:"from_span"`
-	ToSpan     string `json:"to_span"`
-	DurationNs uint64 `json:"duration_ns"`
+	FromSpan   string `json:"from_span"`   // the caller's span id
+	ToSpan     string `json:"to_span"`     // the callee's span id
+	DurationNs uint64 `json:"duration_ns"` // ns, the producer's figure for the edge
 }

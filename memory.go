@@ -36,7 +36,7 @@ type MemoryProfile struct {
 	Summary       MemorySummary       `json:"summary"`
 	Timeline      []TimelinePoint     `json:"timeline"`       // in replay order
 	PeakBreakdown []LiveAllocation    `json:"peak_breakdown"` // live on the peak device at the peak
-	ByDevice      []DeviceMemoryStats `json:"by_device"`      // devices with memory events, sorted by name
+	ByDevice      []DeviceMemoryStats `json:"by_device"`      // the devices memory events changed, as the timeline's points name them (see Analyze), sorted by name
 	Anomalies     Anomalies           `json:"anomalies"`
 }
 

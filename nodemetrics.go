@@ -5,8 +5,8 @@ package tracemem
 // OpKey names one op of a document: the span it ran in and its index among
 // that span's ops, in document order.
 type OpKey struct {
-	SpanID string
-	Index  int
+	SpanID string // Op.SpanID
+	Index  int    // 0 for the span's first op in doc.Ops, 1 for its second, ...
 }
 
 // NodeMetrics is the memory of one node of the call tree (a span or an op).

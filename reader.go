@@ -72,16 +72,21 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second
 // span_end for a span are errors; spans come out sorted by id with Closed
-// and DurationNs from their span_end; the other sections keep record
-// order. Records of an unknown kind are skipped. Document form: "schema"
-// and "run" are required, span ids must be unique, and a span that is not
-// closed must have duration_ns 0. Both forms: fields a record does not
-// have are skipped (later producers add fields); an op's or tensor's absent storage_bytes is set to the
-// dense size of shape × dtype when the dtype is known (nil otherwise); an
-// absent category is CategoryOther; empty arrays, objects and sections are
-// nil (never empty non-nil), so a document compares equal to what reading
-// its WriteJSONL output gives. A name given twice in a record (or a tags
-// object, or among the document's own keys) is an error wrapping
+// and DurationNs from their span_end; the other sections keep record order.
+// Records of an unknown kind are skipped (they must still be JSON objects,
+// without a name given twice). Document form: "schema" and "run" are
+// required, span ids must be unique, and a span that is not closed must
+// have duration_ns 0. Both forms: a record's fields are required when their
+// JSON tag in the document types has neither omitempty nor omitzero, except
+// category and, in JSONL, a span's closed and duration_ns (its span_end
+// gives them); a required field that is absent is an error ("missing
+// required field"). Fields the types do not have are ignored (later
+// producers add fields); an op's or tensor's absent storage_bytes is set to
+// the dense size of shape × dtype when the dtype is known (nil otherwise);
+// an absent category is CategoryOther; empty arrays, objects and sections
+// are nil (never empty non-nil), so a document compares equal to what
+// reading its WriteJSONL output gives. A name given twice in a record (or a
+// tags object, or among the document's own keys) is an error wrapping
 // ErrInvalidJSON; inside the value of a field that is ignored, it is
 // ignored too.
 //

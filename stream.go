@@ -26,8 +26,11 @@ import "io"
 // are read into memory first, as ReadTrace reads them (non-finite numbers
 // in a Chrome trace too: see ReadChromeTrace), then replayed.
 //
-// On any error, including a truncated or corrupt input, AnalyzeStream
-// returns no profile: a partial one would pass for the whole.
+// On any error, including a corrupt input or one cut inside a record (or
+// inside a gzip stream), AnalyzeStream returns no profile: a partial one
+// would pass for the whole. A JSONL trace cut exactly between two records
+// cannot be told from a whole one (neither can it by ReadTrace): its
+// profile is that of the records it has.
 func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMetrics, error) {
 	a := NewAnalyzer(opts)
 	if a.err != nil {
