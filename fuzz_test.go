@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
@@ -77,6 +78,9 @@ func FuzzReadTrace(f *testing.F) {
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error text")
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("error text is not valid UTF-8: %q", err)
 			}
 			return
 		}

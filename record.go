@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -529,11 +531,17 @@ func describe(v []byte) string {
 		return "nothing"
 	}
 	const maxLen = 40
+	// The message must stay valid UTF-8: cut between characters, and show
+	// bytes that are not UTF-8 (a value the scanner has not checked) as U+FFFD.
 	short := func(b []byte) string {
 		if len(b) > maxLen {
-			return string(b[:maxLen]) + "..."
+			n := maxLen
+			for n > 0 && !utf8.RuneStart(b[n]) {
+				n--
+			}
+			return strings.ToValidUTF8(string(b[:n]), "\uFFFD") + "..."
 		}
-		return string(b)
+		return strings.ToValidUTF8(string(b), "\uFFFD")
 	}
 	switch v[0] {
 	case '"':
