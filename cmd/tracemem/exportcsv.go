@@ -53,8 +53,10 @@ func writeCSV(w io.Writer, t *trace) error {
 	return err
 }
 
-// csvField quotes s as encoding/csv would: when it holds a comma, a quote,
-// a line break or starts with a space, with quotes doubled.
+// csvField quotes s, with quotes doubled, when it holds a comma, a quote or
+// a line break or starts with a space or tab: the cases encoding/csv
+// quotes, less a few rarer ones (a leading \v or Unicode space, `\.`)
+// that read back the same unquoted.
 func csvField(s string) []byte {
 	if s == "" || (!strings.ContainsAny(s, ",\"\r\n") && s[0] != ' ' && s[0] != '\t') {
 		return []byte(s)
