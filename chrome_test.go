@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -1270,6 +1271,9 @@ func FuzzReadChromeTrace(f *testing.F) {
 			var pe *ParseError
 			if !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "gzip") {
 				t.Fatalf("error %v (%T) is not a *ParseError", err, err)
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("error text is not valid UTF-8: %q", err)
 			}
 			return
 		}

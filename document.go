@@ -40,7 +40,7 @@ type Run struct {
 	WarmupSteps   uint64            `json:"warmup_steps"` // steps run before the capture
 	Device        string            `json:"device"`       // the run's main device, e.g. "cuda:0"
 	TimingMode    TimingMode        `json:"timing_mode"`
-	Tags          map[string]string `json:"tags"`                     // free-form; nil when empty
+	Tags          map[string]string `json:"tags"`                     // free-form; a reader leaves it nil when empty
 	CandleVersion string            `json:"candle_version,omitempty"` // "" when absent
 }
 
