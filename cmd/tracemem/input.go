@@ -92,24 +92,29 @@ func openSource(e *env, arg string) (*source, error) {
 	return s, nil
 }
 
-// sourceSize returns the size of the input arg names, or -1 when it is not
-// a regular file or cannot be told, without opening it.
+// sourceSize returns the size of the input arg names (for standard input,
+// what is left of it from where it stands), or -1 when it is not a regular
+// file or cannot be told, without opening it.
 func sourceSize(e *env, arg string) int64 {
 	var fi fs.FileInfo
 	var err error
+	var at int64
 	if arg == "-" {
 		f, ok := e.stdin.(*os.File)
 		if !ok {
 			return -1
 		}
-		fi, err = f.Stat()
+		if fi, err = f.Stat(); err == nil && fi.Mode().IsRegular() {
+			// A shell may hand over a file already partly read.
+			at, err = f.Seek(0, io.SeekCurrent)
+		}
 	} else {
 		fi, err = os.Stat(arg)
 	}
 	if err != nil || !fi.Mode().IsRegular() {
 		return -1
 	}
-	return fi.Size()
+	return max(fi.Size()-at, 0)
 }
 
 // sniffSize is how much of the input is looked at to tell JSONL from the
