@@ -561,6 +561,31 @@ func TestWriteJSONLRecordOrder(t *testing.T) {
 				Memory: []MemoryEvent{mem(2, ""), mem(6, "")},
 			},
 			[]string{"meta", "span_start ", "memory 2", "memory 6"}},
+		{"span_starts by id", "roots that start at one time are written in id order, not the reverse",
+			&TraceDocument{Spans: []Span{
+				{ID: "a", StartNs: 0, DurationNs: 10, Closed: true},
+				{ID: "b", StartNs: 0, DurationNs: 20, Closed: true},
+			}},
+			[]string{"meta", "span_start a", "span_start b", "span_end a", "span_end b"}},
+		{"span_ends by id", "roots that end at one time end in id order, not the reverse",
+			&TraceDocument{Spans: []Span{
+				{ID: "a", StartNs: 0, DurationNs: 10, Closed: true},
+				{ID: "b", StartNs: 5, DurationNs: 5, Closed: true},
+			}},
+			[]string{"meta", "span_start a", "span_start b", "span_end a", "span_end b"}},
+		{"cut span is a root", "the span whose parent link closes a cycle is cut there: depth 0, so it ties with the other roots by id, before its child",
+			&TraceDocument{Spans: []Span{
+				{ID: "a", ParentID: "b", StartNs: 0, DurationNs: 10, Closed: true},
+				{ID: "b", ParentID: "a", StartNs: 0, DurationNs: 10, Closed: true},
+				{ID: "c", StartNs: 0, DurationNs: 10, Closed: true},
+			}},
+			[]string{"meta", "span_start b", "span_start c", "span_start a", "span_end a", "span_end b", "span_end c"}},
+		{"span end saturates", "a span whose start + duration passes the largest uint64 ends at the largest time, after every record, not at the wrapped sum",
+			&TraceDocument{
+				Spans:  []Span{{ID: "a", StartNs: 10, DurationNs: math.MaxUint64, Closed: true}},
+				Memory: []MemoryEvent{{TimestampNs: 20, TensorID: "t", SpanID: "a", Device: "d", Bytes: 1}},
+			},
+			[]string{"meta", "span_start a", "memory 20", "span_end a"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -104,47 +103,6 @@ func TestPprofSaturated(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("%s: samples %q, want %q (peak %d, by category %v)", tc.reason, got, tc.want, p.Summary.PeakBytes, p.Summary.PeakByCategory.Bytes)
-			}
-		})
-	}
-}
-
-// TestPeakLabelAtTheLimit: a peak at exactly 70% of the time axis
-// is not in the right 30%: its label goes on its right (anchor start).
-func TestPeakLabelAtTheLimit(t *testing.T) {
-	tests := []struct {
-		name, reason string
-		peakNs       uint64 // on a time axis of 100 ns
-		anchor       string
-	}{
-		{"at70", "the label moves left only for a peak past 70%, not at 70% exactly", 70, "start"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, data := reportOf(t, rootTrace(
-				memRec(tc.peakNs, "alloc", "a", "root", "cuda:0", 8*mib, "activation"),
-				memRec(tc.peakNs+1, "free", "a", "root", "cuda:0", 8*mib, "activation"),
-				memRec(100, "alloc", "b", "root", "cuda:0", 4, "activation"),
-			))
-			_, charts := parseReport(t, data)
-			var labels []*svgElem
-			for _, e := range charts[0].find("text", "fill", "#d62728") {
-				if strings.HasPrefix(e.text, "peak ") {
-					labels = append(labels, e)
-				}
-			}
-			if len(labels) != 1 {
-				t.Fatalf("%s: %d peak labels, want 1", tc.reason, len(labels))
-			}
-			px := chartLeft + plotW*float64(tc.peakNs)/100
-			x, _ := strconv.ParseFloat(labels[0].attrs["x"], 64)
-			if got := labels[0].attrs["text-anchor"]; got != tc.anchor || x <= px {
-				t.Errorf("%s: the label is anchored at its %s at x %.1f (peak at %.1f), want its %s", tc.reason, got, x, px, tc.anchor)
-			}
-			// The 8 MiB peak is the top of its axis: its label is moved down
-			// into the plot, not drawn 8 units above the plot's top edge.
-			if y, _ := strconv.ParseFloat(labels[0].attrs["y"], 64); y != chartTop+12 {
-				t.Errorf("the label of a peak at the top of the axis is at y %.1f, want %.1f (inside the plot)", y, chartTop+12)
 			}
 		})
 	}

@@ -760,6 +760,7 @@ func TestReportPeakLabelAnchor(t *testing.T) {
 		{"left", 10, "start", "a peak at 10% has room on its right"},
 		{"middle", 50, "start", "a peak at 50% has room on its right"},
 		{"before70", 69, "start", "a peak at 69% is left of the 70% limit"},
+		{"at70", 70, "start", "the label moves left only for a peak past 70%, not at 70% exactly"},
 		{"after70", 71, "end", "a peak at 71% is in the right 30%: the label goes left"},
 		{"end", 95, "end", "a peak at 95% would push a right-hand label off the chart"},
 	}
@@ -784,6 +785,11 @@ func TestReportPeakLabelAnchor(t *testing.T) {
 			x, _ := strconv.ParseFloat(labels[0].attrs["x"], 64)
 			if got := labels[0].attrs["text-anchor"]; got != c.anchor || (c.anchor == "start") != (x > px) {
 				t.Errorf("%s: the label is anchored at its %s at x %.1f (peak at %.1f), want its %s", c.reason, got, x, px, c.anchor)
+			}
+			// The 8 MiB peak is the top of its axis: its label is moved down
+			// into the plot, not drawn 8 units above the plot's top edge.
+			if y, _ := strconv.ParseFloat(labels[0].attrs["y"], 64); y != chartTop+12 {
+				t.Errorf("%s: the label of a peak at the top of the axis is at y %.1f, want %.1f (inside the plot)", c.reason, y, chartTop+12)
 			}
 		})
 	}
