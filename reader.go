@@ -50,8 +50,7 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 //   - a gzip stream (by its magic bytes) is decompressed first, its members
 //     one after another, and zero bytes after the last member taken as
 //     padding, as gzip(1) does; other bytes after a member that do not
-//     start one are an error wrapping gzip.ErrHeader (gzip(1) warns of
-//     "trailing garbage");
+//     start one are an error wrapping gzip.ErrHeader;
 //   - a candle-graph JSONL stream: the first object has a top-level "kind";
 //   - a candle-graph document: an object with "run", "spans", "ops",
 //     "tensors", "memory", "device_memory", "gradients" or "edges" (or only
@@ -323,13 +322,15 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		Err: ErrUnknownFormat}
 }
 
-// firstValue returns a short prefix of b for an error message.
+// firstValue returns a prefix of b for describe, which shortens it: longer
+// than what describe shows, so that describe sees it is cut (and adds
+// "...") and cuts it between characters itself.
 func firstValue(b []byte) []byte {
 	if i := bytes.IndexAny(b, " \t\r\n,:"); i > 0 {
 		b = b[:i]
 	}
-	if len(b) > 40 {
-		b = b[:40]
+	if len(b) > 64 {
+		b = b[:64]
 	}
 	return b
 }

@@ -78,7 +78,13 @@ func (g *reader) next() error {
 		g.done = true
 		return zerosToEnd(g.br)
 	}
-	if b, _ := g.br.Peek(len(magic)); !bytes.Equal(b, magic) {
+	if b, err := g.br.Peek(len(magic)); !bytes.Equal(b, magic) {
+		switch {
+		case err != nil && err != io.EOF:
+			return err
+		case len(b) == 1 && b[0] == magic[0] && err == io.EOF:
+			return io.ErrUnexpectedEOF // a member cut after its first byte
+		}
 		// Said here, not by Reset: of a byte or two, it says "unexpected
 		// EOF", as if the trace were cut short.
 		return errNotMember
@@ -91,7 +97,8 @@ func (g *reader) next() error {
 }
 
 // errNotMember is the error for bytes after a member that do not start
-// another one (gzip(1) ignores them with a warning, "trailing garbage").
+// another one (gzip(1) ignores most such tails with a warning, "trailing
+// garbage"; here, as after padding, they are an error).
 var errNotMember = fmt.Errorf("%w: bytes after the last member that are not a gzip member", gzip.ErrHeader)
 
 // errAfterPadding is the error for bytes other than zero after the zero

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func gzipped(t *testing.T, s string) []byte {
@@ -54,6 +55,7 @@ func TestOpen(t *testing.T) {
 		{"two bytes of garbage after a member", "too short for a header, they are still not a member: not \"unexpected EOF\", which reads as a trace cut short", append(append([]byte{}, full...), "xx"...), true, text, "gzip: invalid header: bytes after the last member that are not a gzip member"},
 		{"one byte of garbage after a member", "likewise one byte", append(append([]byte{}, full...), '\n'), true, text, "gzip: invalid header: bytes after the last member that are not a gzip member"},
 		{"a member's header cut short", "the magic bytes then the end: a member cut short", append(append([]byte{}, full...), 0x1f, 0x8b, 8), true, text, "gzip: unexpected EOF"},
+		{"a member cut after its first byte", "gzip's first magic byte then the end: a member cut short, as gzip(1) says too, not garbage", append(append([]byte{}, full...), 0x1f), true, text, "gzip: unexpected EOF"},
 		{"cut short", "a stream cut short is a gzip error", full[:len(full)-6], true, text, "gzip: "},
 		{"bad header", "a header that is not gzip's fails at once, naming gzip", []byte{0x1f, 0x8b, 0, 0}, true, "", "gzip: unexpected EOF"},
 		{"bad checksum", "gzip's own errors say gzip once", corrupt(full), true, text, "gzip: invalid checksum"},
@@ -126,4 +128,31 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("error %v does not say gzip", err)
 		}
 	})
+}
+
+// TestReadErrorAfterMember: a read that fails after a member is that
+// error, whatever bytes came before it: not "not a gzip member", which
+// would hide a failing disk or connection behind a verdict on the data.
+func TestReadErrorAfterMember(t *testing.T) {
+	boom := errors.New("disk read error")
+	full := gzipped(t, "data\n")
+	for _, tc := range []struct {
+		name, reason string
+		tail         string // bytes the reader gives after the member, before failing
+	}{
+		{"nothing", "the error right after the member", ""},
+		{"one other byte", "one byte that is not gzip's, then the error", "x"},
+		{"gzip's first byte", "gzip's first magic byte, then the error", "\x1f"},
+	} {
+		in := io.MultiReader(bytes.NewReader(append(append([]byte{}, full...), tc.tail...)), iotest.ErrReader(boom))
+		r, closeFn, _, err := Open(bufio.NewReader(in))
+		if err != nil {
+			t.Fatalf("%s: Open: %v", tc.name, err)
+		}
+		_, err = io.ReadAll(r)
+		closeFn()
+		if !errors.Is(err, boom) {
+			t.Errorf("%s: %s: error %v, want the reader's %q", tc.name, tc.reason, err, boom)
+		}
+	}
 }
