@@ -1036,7 +1036,7 @@ func parseDecimal(b []byte, scale int) (v int64, exact bool, res uint8) {
 		i++
 	}
 	var mant uint64
-	exp := scale
+	exp := int64(scale)
 	digits, dropped := 0, false
 	const limit = (math.MaxUint64 - 9) / 10
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
@@ -1070,11 +1070,12 @@ func parseDecimal(b []byte, scale int) (v int64, exact bool, res uint8) {
 			eneg = b[i] == '-'
 			i++
 		}
-		e, ed := 0, 0
+		var e int64
+		ed := 0
 		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 			ed++
-			if e < 100000 {
-				e = e*10 + int(b[i]-'0')
+			if e < 1<<50 { // far beyond any count of digits: no exponent is mistaken for another
+				e = e*10 + int64(b[i]-'0')
 			}
 		}
 		if ed == 0 {

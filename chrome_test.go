@@ -677,10 +677,16 @@ func TestChromeParseDecimal(t *testing.T) {
 		{"zero with a huge exponent", "0e99999999", 0, 0, true, decOK},
 		{"below int64 min", "-9223372036854775809", 0, 0, false, decRange},
 		{"trailing junk after a huge number", "1e300x", 3, 0, false, decSyntax},
+		{"a million digits then their exponent", "1" + strings.Repeat("0", 1e6) + "e-1000000", 0, 1, true, decOK},
+		{"a tiny mantissa with a huge exponent", "0." + strings.Repeat("0", 1e6) + "1e2000000", 0, 0, false, decRange},
 	} {
 		v, exact, res := parseDecimal([]byte(tc.in), tc.scale)
 		if res != tc.res || (res == decOK && (v != tc.want || exact != tc.exact)) {
-			t.Errorf("%s: parseDecimal(%q, %d) = %d, %v, %d; want %d, %v, %d", tc.name, tc.in, tc.scale, v, exact, res, tc.want, tc.exact, tc.res)
+			in := tc.in
+			if len(in) > 60 {
+				in = in[:30] + "..." + in[len(in)-30:] // the long cases are a million digits
+			}
+			t.Errorf("%s: parseDecimal(%q, %d) = %d, %v, %d; want %d, %v, %d", tc.name, in, tc.scale, v, exact, res, tc.want, tc.exact, tc.res)
 		}
 	}
 	// Against the rational reference on random decimals.
