@@ -536,7 +536,7 @@ func describe(v []byte) string {
 	short := func(b []byte) string {
 		if len(b) > maxLen {
 			n := maxLen
-			for n > 0 && !utf8.RuneStart(b[n]) {
+			for n > maxLen-(utf8.UTFMax-1) && !utf8.RuneStart(b[n]) {
 				n--
 			}
 			return strings.ToValidUTF8(string(b[:n]), "\uFFFD") + "..."
@@ -551,7 +551,7 @@ func describe(v []byte) string {
 	case '[':
 		return "an array"
 	case 't', 'f':
-		return "boolean " + string(v)
+		return "boolean " + short(v)
 	case 'n':
 		return "null"
 	}

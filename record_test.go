@@ -1,0 +1,38 @@
+// record_test.go tests the helpers of the shared record decoder.
+
+package tracemem
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestDescribe: values named in error messages are shown as written up to
+// 40 bytes, cut between characters beyond, and always as valid UTF-8.
+func TestDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want, reason string
+	}{
+		{"empty", "", "nothing", "no value at all"},
+		{"number", "-12.5", "-12.5", "a number as written"},
+		{"string of 40 bytes", `"` + strings.Repeat("x", 38) + `"`, `string "` + strings.Repeat("x", 38) + `"`, "40 bytes are shown whole, without an ellipsis"},
+		{"string of 41 bytes", `"` + strings.Repeat("x", 39) + `"`, `string "` + strings.Repeat("x", 39) + "...", "beyond 40 bytes the value is cut at 40 and says so"},
+		{"cut inside a character", `"` + strings.Repeat("é", 30) + `"`, `string "` + strings.Repeat("é", 19) + "...", "byte 40 is the second byte of an é: the cut moves back to the character's start"},
+		{"cut inside a 4-byte character", `"` + strings.Repeat("x", 37) + "😀😀", `string "` + strings.Repeat("x", 37) + "...", "an emoji across byte 40 is left out whole"},
+		{"no character start near the cut", `"` + strings.Repeat("\xbf", 50), "string \"\ufffd...", "bytes that are not UTF-8 show as U+FFFD, and the cut moves back at most 3 bytes: the quote stays"},
+		{"not UTF-8", "\"\x95\"", "string \"\ufffd\"", "a byte that is not UTF-8 shows as U+FFFD"},
+		{"boolean-like", "t\xff\xff", "boolean t\ufffd", "a value starting like a boolean that is not one is still valid UTF-8"},
+		{"object", `{"a":1}`, "an object", "objects by name"},
+		{"array", `[1]`, "an array", "arrays by name"},
+		{"null", `null`, "null", "null by name"},
+	} {
+		got := describe([]byte(tc.in))
+		if got != tc.want {
+			t.Errorf("%s: %s: describe(%q) = %q, want %q", tc.name, tc.reason, tc.in, got, tc.want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("%s: describe(%q) = %q is not valid UTF-8", tc.name, tc.in, got)
+		}
+	}
+}
