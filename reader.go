@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -323,14 +324,14 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 }
 
 // firstValue returns a prefix of b for describe, which shortens it: longer
-// than what describe shows, so that describe sees it is cut (and adds
-// "...") and cuts it between characters itself.
+// than what describe shows by a character, so that describe sees it is cut
+// (and adds "...") and cuts it between characters itself.
 func firstValue(b []byte) []byte {
 	if i := bytes.IndexAny(b, " \t\r\n,:"); i > 0 {
 		b = b[:i]
 	}
-	if len(b) > 64 {
-		b = b[:64]
+	if n := describeMax + utf8.UTFMax; len(b) > n {
+		b = b[:n]
 	}
 	return b
 }

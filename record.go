@@ -524,13 +524,16 @@ func (p *valueParser) newU64(v uint64) *uint64 {
 	return &p.slab[len(p.slab)-1]
 }
 
+// describeMax is the most bytes of a value describe shows.
+const describeMax = 40
+
 // describe names a raw JSON value for an error message: strings and numbers
 // as written (shortened), other kinds by name.
 func describe(v []byte) string {
 	if len(v) == 0 {
 		return "nothing"
 	}
-	const maxLen = 40
+	const maxLen = describeMax
 	// The message must stay valid UTF-8: cut between characters, and show
 	// bytes that are not UTF-8 (a value the scanner has not checked) as U+FFFD.
 	short := func(b []byte) string {

@@ -82,7 +82,7 @@ func (g *reader) next() error {
 		switch {
 		case err != nil && err != io.EOF:
 			return err
-		case len(b) == 1 && b[0] == magic[0] && err == io.EOF:
+		case len(b) == 1 && b[0] == magic[0]: // and the input ends
 			return io.ErrUnexpectedEOF // a member cut after its first byte
 		}
 		// Said here, not by Reset: of a byte or two, it says "unexpected
