@@ -55,7 +55,7 @@ func Example_summary() {
 	//   512.00 KiB  activation  bf16   [64,4096]    matmul           a       train_step > forward > matmul
 	//
 	// Pre-existing: 0 B (freed in the trace but allocated before it began; counted from the start)
-	// Autograd-retained activations: 512.00 KiB (live when backward began)
+	// Autograd-retained activations: 512.00 KiB (live when the first backward step began)
 	// Anomalies: 0 unmatched frees, 0 double frees, 0 duplicate allocs, 0 size mismatches
 	// Events: 4 allocs, 2 frees, 160.50 MiB allocated in total
 }
@@ -66,8 +66,8 @@ func Example_nodes() {
 	// Output:
 	// == <stdin> ==
 	// top 4 of 5 nodes by peak bytes (sizes 1024-based)
-	// bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated;
-	// residual: bytes its subtree allocated still live when it ended
+	// peak: most bytes live at once that its subtree allocated, summed over devices;
+	// residual: bytes its subtree allocated still live when it ended; bytes: requested by the node (a span: its own ops)
 	//
 	//         PEAK    RESIDUAL       BYTES  KIND      NODE  PATH
 	//   128.50 MiB  128.00 MiB         0 B  function  step  train_step

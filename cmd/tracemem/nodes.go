@@ -110,8 +110,8 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 		fmt.Fprintf(w, "; %d with 0 not listed", zero)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated;")
-	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended")
+	fmt.Fprintln(w, "peak: most bytes live at once that its subtree allocated, summed over devices;")
+	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended; bytes: requested by the node (a span: its own ops)")
 	if len(ranked) == 0 {
 		fmt.Fprintln(w, "\n  no node has memory")
 		return

@@ -115,7 +115,7 @@ func writeReport(w io.Writer, t *trace) error {
 	}
 	row("Events", fmt.Sprintf("%d allocs, %d frees, %s allocated in total", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes)))
 	row("Pre-existing", formatBytes(s.PreexistingBytes))
-	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes))
+	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes)+" (live when the first backward step began)")
 	a := &p.Anomalies
 	row("Anomalies", fmt.Sprintf("%d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches))
@@ -145,7 +145,7 @@ func writeReport(w io.Writer, t *trace) error {
 
 	ranked := rankNodes(t.nodes, sortPeak, reportTopNodes)
 	fmt.Fprintf(&b, "<h2>Nodes with the highest peak (%d of %d)</h2>\n", len(ranked), len(t.nodes))
-	b.WriteString("<p class=\"meta\">bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated; residual: bytes its subtree allocated still live when it ended.</p>\n")
+	b.WriteString("<p class=\"meta\">bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated, summed over devices; residual: bytes its subtree allocated still live when it ended.</p>\n")
 	b.WriteString("<table>\n<tr><th class=\"n\">peak</th><th class=\"n\">residual</th><th class=\"n\">bytes</th><th>kind</th><th>node</th><th>path</th></tr>\n")
 	for _, n := range ranked {
 		ref := t.tree.describeNode(n.key)
