@@ -26,14 +26,20 @@ import (
 )
 
 // ReadTraceFile reads the trace in the named file (see ReadTrace). Errors
-// name the path: a *ParseError gets its Path set, other errors are
-// prefixed with it.
+// name the path: a *ParseError gets its Path set, errors of opening the
+// file (and a directory, which is not read) are *fs.PathError, and other
+// errors are prefixed with the path.
 func ReadTraceFile(path string) (*TraceDocument, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err // *fs.PathError names the path
 	}
 	defer f.Close()
+	// Reading a directory fails at offset 0, which a *ParseError would
+	// report as a trace at fault.
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errDirectory}
+	}
 	doc, err := ReadTrace(f)
 	if err != nil {
 		if perr, ok := errors.AsType[*ParseError](err); ok && perr.Path == "" {
@@ -44,6 +50,9 @@ func ReadTraceFile(path string) (*TraceDocument, error) {
 	}
 	return doc, nil
 }
+
+// errDirectory is the error of ReadTraceFile given a directory.
+var errDirectory = errors.New("is a directory, not a trace file")
 
 // ReadTrace reads a whole trace into memory. The format is detected from
 // the content, not from any file name:

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -556,6 +557,11 @@ func TestReadTraceFile(t *testing.T) {
 	}
 	if _, err = ReadTraceFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: error %v, want os.ErrNotExist", err)
+	}
+	// A directory is not a trace at fault: reading it fails at offset 0.
+	_, err = ReadTraceFile(dir)
+	if perr, ok := errors.AsType[*fs.PathError](err); !ok || perr.Path != dir || err.Error() != "read "+dir+": is a directory, not a trace file" {
+		t.Errorf("directory: error %v, want a *fs.PathError naming it a directory", err)
 	}
 }
 
