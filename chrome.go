@@ -150,7 +150,9 @@ import (
 // # Errors
 //
 // Errors are *ParseError with the byte Offset (in the decompressed input)
-// and, inside an event, Kind "traceEvents[<index>]". Empty input wraps
+// and, inside an event, Kind "traceEvents[<index>]". The offset is that of
+// the event at fault (its '{') for a field's value, and that of the byte at
+// fault for JSON syntax. Empty input wraps
 // ErrEmptyTrace; input that is not a Chrome trace (its first token not
 // JSON, or JSON that is neither an array nor an object with traceEvents)
 // says so and wraps ErrUnknownFormat; a [memory] or [OutOfMemory] event

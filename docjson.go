@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -119,11 +118,17 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 	}
 	next := nextOffset(d.dec)
 	if _, err := d.dec.ReadValue(); err != io.EOF {
-		if err != nil {
+		// Two JSON texts are not one, and neither is a JSON text and
+		// something else.
+		msg := "more data after the document"
+		var se *jsontext.SyntacticError
+		switch {
+		case d.in.failed(err):
 			return nil, d.syntax(err)
+		case errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF):
+			msg += ": " + syntaxText(se)
 		}
-		// Two JSON texts are not one.
-		return nil, &ParseError{Offset: next, Msg: "more data after the document", Err: ErrInvalidJSON}
+		return nil, &ParseError{Offset: next, Msg: msg, Err: ErrInvalidJSON}
 	}
 	switch {
 	case !sawSchema:
@@ -236,7 +241,7 @@ func (d *docDecoder) syntax(err error) error {
 		return d.in.readError("")
 	}
 	if errors.As(err, &se) {
-		msg := "invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
+		msg := "invalid JSON: " + syntaxText(se)
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			msg = "truncated document: it ends inside a JSON value"
 		}

@@ -31,7 +31,8 @@ var (
 //
 // A JSONL error names the 1-based Line of the record; a document-form error
 // has Line 0 and names the byte Offset (from the start of the decompressed
-// document) of the value at fault. Kind is the record kind ("memory",
+// document) of the value at fault, a Chrome trace's error that of the
+// event at fault (see ReadChromeTrace). Kind is the record kind ("memory",
 // "span_start", ...; in a document, the section the element belongs to,
 // e.g. "memory" or "run"), empty when the error is not about one record.
 // Field is the JSON field at fault, empty when none or when Msg names it

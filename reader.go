@@ -258,9 +258,13 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 				return &ParseError{Line: line, Msg: "not a trace: invalid JSON: " + nonFiniteMsg(string(seen()[start:end])),
 					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeNonFinite, err)}
 			}
-			msg := "not a trace: invalid JSON: " + strings.TrimPrefix(se.Error(), "jsontext: ")
-			if errors.Is(err, io.ErrUnexpectedEOF) {
+			msg := "not a trace: invalid JSON: " + syntaxText(se)
+			switch at := seen()[min(int(se.ByteOffset), len(seen())):]; {
+			case errors.Is(err, io.ErrUnexpectedEOF):
 				msg = "truncated input: it ends inside a JSON value"
+			case bytes.HasPrefix(at, []byte("\uFEFF")):
+				// Editors on Windows write one; JSON has none.
+				msg = "not a trace: invalid JSON: a byte-order mark (U+FEFF) before the first value; remove it"
 			}
 			return &ParseError{Line: line, Msg: msg, Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
 		}

@@ -524,6 +524,14 @@ func (p *valueParser) newU64(v uint64) *uint64 {
 	return &p.slab[len(p.slab)-1]
 }
 
+// syntaxText is the text of a JSON syntax error for a message that gives
+// the offset itself: the decoder's own text, without its package name and
+// its "after offset N".
+func syntaxText(se *jsontext.SyntacticError) string {
+	s := strings.TrimPrefix(se.Error(), "jsontext: ")
+	return strings.TrimSuffix(s, " after offset "+strconv.FormatInt(se.ByteOffset, 10))
+}
+
 // describeMax is the most bytes of a value describe shows.
 const describeMax = 40
 
