@@ -107,7 +107,8 @@ func TestSummarySomeFilesFail(t *testing.T) {
 }
 
 // TestUsage checks that command-line mistakes exit 2 with the error and the
-// usage on stderr, and that help exits 0 with the usage on stdout.
+// usage on stderr (a command's own after a mistake in its line, the general
+// one otherwise), and that help exits 0 with the usage on stdout.
 func TestUsage(t *testing.T) {
 	s := sample(t)
 	data, err := os.ReadFile(s)
@@ -128,22 +129,26 @@ func TestUsage(t *testing.T) {
 		{"two traces for profile", []string{"profile", s, s}, 2, `profile: want 1 trace file, got 2`, "profile takes one trace"},
 		{"newline in a name", []string{"profile", s, "a\nb"}, 2, `profile: want 1 trace file, got 2: .* a b$`, "the error is one line, whatever the names in it"},
 		{"stdin twice", []string{"summary", "-", "-"}, 2, `standard input \(-\) given more than once`, "stdin can be read once"},
-		{"unknown flag", []string{"summary", "--color", s}, 2, `summary: flag provided but not defined: -color`, "unknown flags are refused"},
-		{"bad top", []string{"nodes", "--top", "x", s}, 2, `nodes: invalid value "x" for flag -top: not an integer`, "--top takes an integer"},
-		{"zero top", []string{"nodes", "--top", "0", s}, 2, `must be at least 1`, "--top must be positive"},
-		{"zero top for summary", []string{"summary", "--top", "0", s}, 2, `summary: invalid value "0" for flag -top: must be at least 1`, "summary's --top must be positive too"},
-		{"hex top", []string{"summary", "--top", "0x2", s}, 2, `summary: invalid value "0x2" for flag -top: not an integer`, "--top is decimal: 0x2 is not taken for 2"},
-		{"signed top", []string{"nodes", "--top", "+3", s}, 2, `nodes: invalid value "\+3" for flag -top: not an integer`, "nor is +3 taken for 3"},
-		{"huge top", []string{"nodes", "--top", "99999999999999999999", s}, 2, `nodes: invalid value "99999999999999999999" for flag -top: out of range`, "an integer too big is said to be one"},
+		{"unknown flag", []string{"summary", "--color", s}, 2, `summary: flag provided but not defined: --color$`, "unknown flags are refused, and named with two dashes as the usage writes them (from a user trial)"},
+		{"bad top", []string{"nodes", "--top", "x", s}, 2, `nodes: invalid value "x" for flag --top: not an integer$`, "--top takes an integer, and the value is quoted once"},
+		{"negative top", []string{"nodes", "--top", "-1", s}, 2, `nodes: invalid value "-1" for flag --top: must be at least 0$`, "--top cannot be negative (0 lists all)"},
+		{"negative top for summary", []string{"summary", "--top=-1", s}, 2, `summary: invalid value "-1" for flag --top: must be at least 0$`, "nor can summary's"},
+		{"negative points for report", []string{"report", "--max-points", "-1", "-o", "x", s}, 2, `report: invalid value "-1" for flag --max-points: must be at least 0$`, "nor can the report's --max-points (0 keeps every point)"},
+		{"hex top", []string{"summary", "--top", "0x2", s}, 2, `summary: invalid value "0x2" for flag --top: not an integer`, "--top is decimal: 0x2 is not taken for 2"},
+		{"signed top", []string{"nodes", "--top", "+3", s}, 2, `nodes: invalid value "\+3" for flag --top: not an integer`, "nor is +3 taken for 3"},
+		{"huge top", []string{"nodes", "--top", "99999999999999999999", s}, 2, `nodes: invalid value "99999999999999999999" for flag --top: out of range$`, "an integer too big is said to be one"},
 		{"output is the trace", []string{"export", "--format", "csv", "-o", own, own}, 2, `export: -o .*own\.jsonl is the trace itself, which it would overwrite`, "writing the output over the trace would lose the trace"},
 		{"report over the trace", []string{"report", "-o", own, own}, 2, `report: -o .*own\.jsonl is the trace itself`, "likewise for report"},
 		{"bad sort", []string{"nodes", "--sort", "size", s}, 2, `want peak, residual or bytes, got "size"`, "--sort has three values"},
 		{"negative points", []string{"profile", "--max-points", "-1", s}, 2, `must be at least 0`, "--max-points cannot be negative"},
-		{"flag without value", []string{"nodes", s, "--top"}, 2, `flag needs an argument: -top`, "a trailing flag needs its value"},
+		{"flag without value", []string{"nodes", s, "--top"}, 2, `flag needs an argument: --top$`, "a trailing flag needs its value"},
 		{"report without -o", []string{"report", s}, 2, `report: -o FILE is required`, "report writes a file"},
 		{"export without format", []string{"export", "-o", "x", s}, 2, `export: --format chrome\|pprof\|csv is required`, "the export format is required"},
 		{"export bad format", []string{"export", "--format", "svg", "-o", "x", s}, 2, `want chrome, pprof or csv, got "svg"`, "unknown formats are named"},
 		{"export without -o", []string{"export", "--format", "csv", s}, 2, `export: -o FILE is required`, "export writes a file"},
+		{"unknown one-letter flag", []string{"summary", "-x", s}, 2, `summary: flag provided but not defined: -x$`, "a one-letter flag keeps one dash, as -o does"},
+		{"flag value like a flag", []string{"nodes", "--sort", "-peak", s}, 2, `nodes: invalid value "-peak" for flag --sort: `, "only the flag's name gets two dashes, not a value that starts with one"},
+		{"help for an unknown command", []string{"help", "sumary"}, 2, `unknown command "sumary"`, "help names a command that does not exist as a mistake"},
 		{"help", []string{"help"}, 0, ``, "help is not an error"},
 		{"--help", []string{"--help"}, 0, ``, "--help as the command prints the usage"},
 		{"-help", []string{"-help"}, 0, ``, "so does -help"},
@@ -166,8 +171,17 @@ func TestUsage(t *testing.T) {
 			if !regexp.MustCompile(`^tracemem: .*` + c.wantRe).MatchString(first) {
 				t.Errorf("%s: first stderr line %q does not match %q", c.reason, first, c.wantRe)
 			}
-			if !strings.Contains(rest, "usage: tracemem COMMAND") || r.stdout != "" {
-				t.Errorf("%s: want the usage after the error on stderr and nothing on stdout; stdout %q", c.reason, r.stdout)
+			// After a mistake in a command's line, that command's usage and
+			// flags (from a user trial: the general usage lists none).
+			want := "\nusage: tracemem COMMAND"
+			if len(c.args) > 0 && usageLines(c.args[0]) != "" {
+				want = "\nusage: tracemem " + c.args[0] + " "
+				if !strings.Contains(rest, "\nFlags:\n") || strings.Contains(rest, "Commands:") {
+					t.Errorf("%s: want %s's flags, not every command, after the error:\n%s", c.reason, c.args[0], rest)
+				}
+			}
+			if !strings.Contains(rest, want) || r.stdout != "" {
+				t.Errorf("%s: want %q after the error on stderr and nothing on stdout; stderr %q, stdout %q", c.reason, want, r.stderr, r.stdout)
 			}
 		})
 	}
@@ -180,10 +194,10 @@ func TestCommandHelp(t *testing.T) {
 		cmd  string
 		want []string // lines the help must have, in this order
 	}{
-		{"summary", []string{"usage: tracemem summary [--top N] TRACE...", "Flags:", "  --top         allocations at the peak to list (default 10)"}},
+		{"summary", []string{"usage: tracemem summary [--top N] TRACE...", "Flags:", "  --top         allocations at the peak to list; 0 lists all (default 10)"}},
 		{"profile", []string{"usage: tracemem profile [--max-points N] TRACE", "the memory profile as JSON on stdout", "  --max-points  timeline points kept per device; 0 keeps one per memory event (default 0)"}},
-		{"nodes", []string{"usage: tracemem nodes [--top N] [--sort peak|residual|bytes] TRACE", "  --sort        rank by peak, residual or bytes (default peak)", "  --top         nodes to list (default 20)"}},
-		{"report", []string{"usage: tracemem report [--max-points N] -o FILE TRACE", "  --max-points  timeline points kept per device (default 2000)", "  -o            output HTML file (- for stdout)"}},
+		{"nodes", []string{"usage: tracemem nodes [--top N] [--sort peak|residual|bytes] TRACE", "  --sort        rank by peak, residual or bytes (default peak)", "  --top         nodes to list; 0 lists all (default 20)"}},
+		{"report", []string{"usage: tracemem report [--max-points N] -o FILE TRACE", "  --max-points  timeline points kept per device; 0 keeps one per memory event (a big file for a big trace) (default 2000)", "  -o            output HTML file (- for stdout)"}},
 		{"export", []string{"usage: tracemem export --format chrome|pprof|csv [--max-points N] -o FILE TRACE", "csv:    the timeline, one row per point", "  --format      chrome, pprof or csv", "  -o            output file (- for stdout)"}},
 	} {
 		r := runCmd(t, nil, tc.cmd, "-h")
@@ -192,6 +206,9 @@ func TestCommandHelp(t *testing.T) {
 		}
 		if strings.Contains(r.stdout, "Commands:") {
 			t.Errorf("%s -h printed the general usage:\n%s", tc.cmd, r.stdout)
+		}
+		if h := runCmd(t, nil, "help", tc.cmd); h != r {
+			t.Errorf("help %s: %+v, want what %s -h gives (from a user trial)", tc.cmd, h, tc.cmd)
 		}
 		rest := r.stdout
 		for _, line := range tc.want {

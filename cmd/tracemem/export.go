@@ -36,7 +36,7 @@ func (f *exportFormat) Set(v string) error {
 }
 
 func cmdExport(e *env, args []string) error {
-	fs := newFlags("export")
+	fs := e.newFlags("export")
 	var format exportFormat
 	var out string
 	points := boundedInt{v: 0, min: 0}

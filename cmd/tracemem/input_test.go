@@ -162,7 +162,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--top", " 6 ", "a"}, []string{"a"}, 6, "spaces around the number are no harm"},
 	}
 	for _, c := range cases {
-		fs := newFlags("t")
+		fs := (&env{}).newFlags("t")
 		top := boundedInt{v: 10, min: 1}
 		fs.Var(&top, "top", "")
 		fs.String("o", "", "")

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -80,6 +81,7 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	flags  *flag.FlagSet // the subcommand's, once it made them; its usage follows a usage error
 }
 
 // run runs the command line args (without the program name) and returns the
@@ -104,6 +106,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "export":
 		err = cmdExport(e, rest)
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && cmd == "help" {
+			return run([]string{rest[0], "-h"}, stdin, stdout, stderr) // help CMD is CMD -h
+		}
 		fmt.Fprint(stdout, usageText)
 		return 0
 	default:
@@ -125,6 +130,10 @@ func (e *env) exitStatus(err error) int {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(e.stdout, usageText)
 		return 0
+	case errors.As(err, &ue) && e.flags != nil:
+		// A mistake in a command's line: that command's usage, not all.
+		fmt.Fprintf(e.stderr, "tracemem: %s\n\n%s\n\"tracemem -h\" lists every command.\n", oneLine(ue.msg), commandUsage(e.flags))
+		return 2
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "tracemem: %s\n\n%s", oneLine(ue.msg), usageText)
 		return 2
@@ -161,12 +170,13 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
-// newFlags returns a flag set for a subcommand that reports to nothing: the
-// errors become usage errors.
-func newFlags(name string) *flag.FlagSet {
+// newFlags returns a flag set for subcommand name that reports to nothing:
+// the errors become usage errors, followed by the command's usage.
+func (e *env) newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	e.flags = fs
 	return fs
 }
 
@@ -183,7 +193,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpError{fs}
 			}
-			return nil, usagef("%s: %v", fs.Name(), err)
+			return nil, usagef("%s: %s", fs.Name(), longDashes(err.Error()))
 		}
 		rest := fs.Args()
 		if stoppedAtDashes(fs, args[:len(args)-len(rest)]) {
@@ -196,6 +206,16 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagInError is a flag's name as package flag writes it in its errors
+// ("flag provided but not defined: -top", "for flag -top: ...").
+var flagInError = regexp.MustCompile(`(: | flag )-([[:alnum:]][[:alnum:]-]+)`)
+
+// longDashes writes the flag names of more than one letter in a flag error
+// with two dashes, as the usage does (--top, not -top).
+func longDashes(msg string) string {
+	return flagInError.ReplaceAllString(msg, "$1--$2")
 }
 
 // helpError is a subcommand's -h: exit status 0 with that command's usage.
@@ -290,10 +310,10 @@ func (b *boundedInt) Set(s string) error {
 	digits := strings.TrimPrefix(s, "-")
 	v, err := strconv.Atoi(s)
 	if digits == "" || strings.Trim(digits, "0123456789") != "" || err != nil && !errors.Is(err, strconv.ErrRange) {
-		return fmt.Errorf("not an integer: %q", s)
+		return errors.New("not an integer") // the flag's error quotes s
 	}
 	if err != nil {
-		return fmt.Errorf("out of range: %q", s)
+		return errors.New("out of range")
 	}
 	if v < b.min {
 		return fmt.Errorf("must be at least %d", b.min)

@@ -43,10 +43,10 @@ func (s nodeSort) metric(m tracemem.NodeMetrics) uint64 {
 }
 
 func cmdNodes(e *env, args []string) error {
-	fs := newFlags("nodes")
-	top := boundedInt{v: 20, min: 1}
+	fs := e.newFlags("nodes")
+	top := boundedInt{v: 20, min: 0}
 	by := sortPeak
-	fs.Var(&top, "top", "nodes to list")
+	fs.Var(&top, "top", "nodes to list; 0 lists all")
 	fs.Var(&by, "sort", "rank by peak, residual or bytes")
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -70,8 +70,9 @@ type rankedNode struct {
 	m   tracemem.NodeMetrics
 }
 
-// rankNodes returns the top nodes by the metric, then by peak, residual and
-// bytes, then by key; nodes whose metric is 0 are left out.
+// rankNodes returns the top nodes (all for top 0) by the metric, then by
+// peak, residual and bytes, then by key; nodes whose metric is 0 are left
+// out.
 func rankNodes(nodes map[string]tracemem.NodeMetrics, by nodeSort, top int) []rankedNode {
 	all := make([]rankedNode, 0, len(nodes))
 	for k, m := range nodes {
@@ -88,7 +89,10 @@ func rankNodes(nodes map[string]tracemem.NodeMetrics, by nodeSort, top int) []ra
 			cmp.Compare(a.key, b.key),
 		)
 	})
-	return all[:min(top, len(all))]
+	if top > 0 {
+		all = all[:min(top, len(all))]
+	}
+	return all
 }
 
 // writeNodes writes the node table.

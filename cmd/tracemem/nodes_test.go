@@ -143,7 +143,8 @@ func TestNodesTieBreak(t *testing.T) {
 	}
 }
 
-// TestNodesDefaultTop checks that nodes lists at most 20 nodes unless --top says otherwise.
+// TestNodesDefaultTop checks that nodes lists at most 20 nodes unless --top
+// says otherwise, and all for --top 0.
 func TestNodesDefaultTop(t *testing.T) {
 	var lines []string
 	for i := range uint64(25) {
@@ -160,6 +161,8 @@ func TestNodesDefaultTop(t *testing.T) {
 		{"default", nil, 20, "the default --top is 20"},
 		{"top 25", []string{"--top", "25"}, 25, "--top raises it"},
 		{"top 3", []string{"--top", "3"}, 3, "--top lowers it"},
+		{"top 0", []string{"--top", "0"}, 25, "--top 0 lists all (from a user trial)"},
+		{"top 1", []string{"--top", "1"}, 1, "1 is one, not all"},
 	}
 	for _, c := range cases {
 		head, rows := nodesOutput(t, trace, c.args...)

@@ -11,7 +11,7 @@ import (
 )
 
 func cmdProfile(e *env, args []string) error {
-	fs := newFlags("profile")
+	fs := e.newFlags("profile")
 	points := boundedInt{v: 0, min: 0}
 	fs.Var(&points, "max-points", "timeline points kept per device; 0 keeps one per memory event")
 	files, err := parseFlags(fs, args)

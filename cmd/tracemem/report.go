@@ -24,11 +24,11 @@ const (
 )
 
 func cmdReport(e *env, args []string) error {
-	fs := newFlags("report")
+	fs := e.newFlags("report")
 	var out string
-	points := boundedInt{v: reportTimelinePoints, min: 1}
+	points := boundedInt{v: reportTimelinePoints, min: 0}
 	fs.StringVar(&out, "o", "", "output HTML file (- for stdout)")
-	fs.Var(&points, "max-points", "timeline points kept per device")
+	fs.Var(&points, "max-points", "timeline points kept per device; 0 keeps one per memory event (a big file for a big trace)")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -888,7 +888,7 @@ func TestReportTables(t *testing.T) {
 	}
 }
 
-// TestReportPointsPerDevice: by default a device keeps 2000 timeline points (4000 points in windows of 2), so the chart keeps the detail the default promises.
+// TestReportPointsPerDevice: by default a device keeps 2000 timeline points (4000 points in windows of 2), so the chart keeps the detail the default promises; --max-points 0 keeps all.
 func TestReportPointsPerDevice(t *testing.T) {
 	const pairs = 2000 // an alloc and a free each: 4000 points
 	recs := make([]string, 0, 2*pairs)
@@ -908,5 +908,15 @@ func TestReportPointsPerDevice(t *testing.T) {
 	// One M for the first point, then an H...V step per further point.
 	if got := 1 + strings.Count(live[0].attrs["d"], "V"); got != 2000 {
 		t.Errorf("the live outline has %d points, want 2000", got)
+	}
+	// --max-points 0 keeps every point, as in profile and export (from a
+	// user trial).
+	_, data = reportOf(t, rootTrace(recs...), "--max-points", "0")
+	_, charts = parseReport(t, data)
+	if live = charts[0].find("path", "class", "live"); len(live) != 1 {
+		t.Fatalf("--max-points 0: %d live outlines", len(live))
+	}
+	if got := 1 + strings.Count(live[0].attrs["d"], "V"); got != 2*pairs {
+		t.Errorf("--max-points 0: the live outline has %d points, want every one, %d", got, 2*pairs)
 	}
 }

@@ -16,9 +16,9 @@ import (
 const summaryTimelinePoints = 16
 
 func cmdSummary(e *env, args []string) error {
-	fs := newFlags("summary")
-	top := boundedInt{v: 10, min: 1}
-	fs.Var(&top, "top", "allocations at the peak to list")
+	fs := e.newFlags("summary")
+	top := boundedInt{v: 10, min: 0}
+	fs.Var(&top, "top", "allocations at the peak to list; 0 lists all")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -74,7 +74,8 @@ func checkFiles(cmd string, files []string, want int) error {
 	return nil
 }
 
-// writeSummary writes the plain-text report of one trace.
+// writeSummary writes the plain-text report of one trace, with the top
+// allocations at the peak (all for top 0).
 func writeSummary(w io.Writer, t *trace, top int) {
 	p := t.profile
 	s := &p.Summary
@@ -115,7 +116,10 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		}
 		tb.write(w, "  ")
 
-		n := min(top, len(p.PeakBreakdown))
+		n := len(p.PeakBreakdown)
+		if top > 0 {
+			n = min(top, n)
+		}
 		fmt.Fprintf(w, "\nTop %d allocations at the peak (of %d live on %s)\n", n, len(p.PeakBreakdown), peakDev)
 		if n == 0 {
 			fmt.Fprintln(w, "  none")

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -170,5 +171,36 @@ func TestSummaryScalarShape(t *testing.T) {
 	}
 	if row == nil || row[4] != "[]" {
 		t.Errorf("allocation row %q: want SHAPE [] for the scalar; stdout:\n%s", row, r.stdout)
+	}
+}
+
+// TestSummaryTop: summary lists the 10 biggest allocations at the peak
+// unless --top says otherwise, and all of them for --top 0.
+func TestSummaryTop(t *testing.T) {
+	recs := []string{startRec("root", "step", "", 0)}
+	for i := range uint64(15) {
+		recs = append(recs, memRec(10+i, "alloc", fmt.Sprintf("t%02d", i), "root", "cuda:0", 100+i, "activation"))
+	}
+	trace := jsonlTrace(append(recs, endRec("root", 100))...)
+	head := regexp.MustCompile(`(?m)^Top (\d+) allocations at the peak \(of 15 live on cuda:0\)\n((?:  .*\n)+)`)
+	for _, c := range []struct {
+		name   string
+		args   []string
+		want   int
+		reason string
+	}{
+		{"default", nil, 10, "the default --top is 10"},
+		{"top 3", []string{"--top", "3"}, 3, "--top lowers it"},
+		{"top 0", []string{"--top", "0"}, 15, "--top 0 lists all (from a user trial)"},
+		{"top 20", []string{"--top", "20"}, 15, "no more than there are"},
+	} {
+		r := runCmd(t, strings.NewReader(trace), append(append([]string{"summary"}, c.args...), "-")...)
+		m := head.FindStringSubmatch(r.stdout)
+		if r.code != 0 || m == nil {
+			t.Fatalf("%s: exit status %d, no top allocations in:\n%s%s", c.name, r.code, r.stdout, r.stderr)
+		}
+		if rows := strings.Count(m[2], "\n") - 1; m[1] != fmt.Sprint(c.want) || rows != c.want { // the table's header row
+			t.Errorf("%s: %s: header says %s, %d rows; want %d", c.name, c.reason, m[1], rows, c.want)
+		}
 	}
 }
