@@ -70,6 +70,14 @@ func cmdExport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	switch format {
+	case formatChrome:
+		noteNoMemory(e, t, "the export has spans but no memory counters")
+	case formatPprof:
+		noteNoMemory(e, t, "the pprof profile has no samples")
+	case formatCSV:
+		noteNoMemory(e, t, "the CSV has its header only")
+	}
 	return writeOutput(e, out, func(w io.Writer) error {
 		switch format {
 		case formatChrome:
@@ -79,6 +87,15 @@ func cmdExport(e *env, args []string) error {
 		}
 		return writeCSV(w, t)
 	})
+}
+
+// noteNoMemory says on stderr that t has no memory events, when it has
+// none, and what that leaves of the output: a file that is valid but empty
+// should not pass for an answer without a word (the exit status stays 0).
+func noteNoMemory(e *env, t *trace, leaves string) {
+	if s := &t.profile.Summary; s.AllocCount == 0 && s.FreeCount == 0 {
+		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s; %s\n", t.name, noMemoryEvents(t.run), leaves)
+	}
 }
 
 // writeOutput writes a file with write ("-" is stdout). A path that names

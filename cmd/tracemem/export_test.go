@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,6 +269,47 @@ func TestExportStdout(t *testing.T) {
 	want := exportFile(t, "csv")
 	if r.code != 0 || r.stdout != string(want) {
 		t.Errorf("export -o - gave exit %d and %d bytes, want the file's %d bytes", r.code, len(r.stdout), len(want))
+	}
+}
+
+// TestNoMemoryNote: an export or a profile of a trace without memory events
+// succeeds (its output is valid, and empty of memory) with a note on stderr
+// that says so and, for a PyTorch trace, when PyTorch writes them (from a
+// user trial: the empty file passed without a word). A trace with memory
+// events, even only frees, gets no note.
+func TestNoMemoryNote(t *testing.T) {
+	dir := t.TempDir()
+	metaOnly := writeFile(t, dir, "meta.jsonl", []byte(jsonlTrace()))
+	freesOnly := writeFile(t, dir, "frees.jsonl", []byte(jsonlTrace(memRec(5, "free", "x", "", "cuda:0", 8, "activation"))))
+	torch := filepath.Join("..", "..", "testdata", "chrome", "torch-1.13-cpu.json")
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		args []string
+		note string // regexp of the note after the file's name; "" for none
+	}{
+		{[]string{"export", "--format", "pprof", "-o", out}, `the pprof profile has no samples`},
+		{[]string{"export", "--format", "csv", "-o", out}, `the CSV has its header only`},
+		{[]string{"export", "--format", "chrome", "-o", out}, `the export has spans but no memory counters`},
+		{[]string{"profile"}, `the profile holds zeros`},
+	} {
+		for _, tc := range []struct {
+			file, hint string
+			none       bool
+		}{
+			{metaOnly, `the trace has no memory events; `, true},
+			{torch, `the trace has no memory events \(PyTorch's profiler writes \[memory\] events with profile_memory=True, in builds with Kineto\); `, true},
+			{freesOnly, ``, false},
+			{sample(t), ``, false},
+		} {
+			r := runCmd(t, nil, append(c.args, tc.file)...)
+			want := "^$"
+			if tc.none {
+				want = `^tracemem: note: ` + regexp.QuoteMeta(tc.file) + `: ` + tc.hint + c.note + "\n$"
+			}
+			if r.code != 0 || !regexp.MustCompile(want).MatchString(r.stderr) {
+				t.Errorf("%s %s: exit status %d, stderr %q; want 0 and %q", strings.Join(c.args[:1], " "), tc.file, r.code, r.stderr, want)
+			}
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ func cmdProfile(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	noteNoMemory(e, t, "the profile holds zeros")
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	if err := json.MarshalWrite(w, t.profile, jsontext.WithIndentPrefix(""), jsontext.WithIndent("  ")); err != nil {
 		return err
