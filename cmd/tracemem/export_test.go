@@ -168,6 +168,7 @@ func TestExportChrome(t *testing.T) {
 	}
 	s := want.Summary
 	var counters, spans int
+	var slices []viewerSlice
 	procs := map[int]string{}
 	peakPid := -1
 	for _, ev := range tr.TraceEvents {
@@ -204,11 +205,35 @@ func TestExportChrome(t *testing.T) {
 			}
 		case "X":
 			spans++
-			if ev.Pid != spansPid || ev.Tid != 1 {
-				t.Errorf("span %s on pid %d tid %d, want %d/1", ev.Name, ev.Pid, ev.Tid, spansPid)
+			if ev.Pid != spansPid {
+				t.Errorf("span %s on pid %d, want %d", ev.Name, ev.Pid, spansPid)
 			}
+			start := usNs(t, ev.Ts)
+			slices = append(slices, viewerSlice{lane: int32(ev.Tid), start: start, end: start + usNs(t, ev.Dur), id: ev.Args["id"].(string)})
 		}
 	}
+	// Each span is drawn under its parent or under none, never under
+	// another span (from a user trial: a span under an unrelated one).
+	parent := map[string]string{}
+	for _, sp := range doc.Spans {
+		parent[sp.ID] = sp.ParentID
+	}
+	under, lanes := 0, int32(0)
+	for i, p := range viewerParents(slices) {
+		if p != "" && p != parent[slices[i].id] {
+			t.Errorf("span %s drawn under %s, not its parent %q", slices[i].id, p, parent[slices[i].id])
+		}
+		if p != "" {
+			under++
+		}
+		lanes = max(lanes, slices[i].lane)
+	}
+	// Most spans have their parent, on a few threads: only spans of no
+	// length that start with a sibling, or end with one, go elsewhere.
+	if under < len(doc.Spans)*9/10 || lanes > 4 {
+		t.Errorf("%d of %d spans drawn under their parent, on %d threads; want nearly all, on a few", under, len(doc.Spans), lanes)
+	}
+	t.Logf("%d of %d spans drawn under their parent, on %d threads", under, len(doc.Spans), lanes)
 	if !foundPeak {
 		t.Errorf("no counter event of %s at ts %s with the peak's categories %v (sum %d)", s.PeakDevice, usString(s.PeakTimestampNs), s.PeakByCategory, s.PeakBytes)
 	}
@@ -221,6 +246,52 @@ func TestExportChrome(t *testing.T) {
 	if len(procs) != len(want.ByDevice)+1 {
 		t.Errorf("processes %v, want spans and one per device (%d)", procs, len(want.ByDevice))
 	}
+}
+
+// usNs parses the export's microseconds (3 decimals) as ns.
+func usNs(t *testing.T, us json.Number) uint64 {
+	t.Helper()
+	whole, frac, _ := strings.Cut(string(us), ".")
+	w, err1 := strconv.ParseUint(whole, 10, 64)
+	f, err2 := strconv.ParseUint((frac + "000")[:3], 10, 64)
+	if err1 != nil || err2 != nil || len(frac) > 3 {
+		t.Fatalf("time %q: not µs with 3 decimals", us)
+	}
+	return w*1000 + f
+}
+
+// viewerSlice is a span as a trace viewer sees it: its thread, interval and
+// id, in the order written.
+type viewerSlice struct {
+	lane       int32
+	start, end uint64
+	id         string
+}
+
+// viewerParents returns the id of the slice each slice is drawn under (""
+// for none), by the rule trace viewers stack a thread's complete events
+// by: the innermost slice written before it on its thread that holds it
+// (the latest start, then the earliest end, then the last written). Ends
+// count as inside, as a memory event at a span's end does: under that
+// reading a span of no length at another's end is drawn under it. O(n²),
+// obviously right.
+func viewerParents(sl []viewerSlice) []string {
+	out := make([]string, len(sl))
+	for i, s := range sl {
+		best := -1
+		for j, o := range sl[:i] {
+			if o.lane != s.lane || o.start > s.start || o.end < s.end {
+				continue
+			}
+			if best < 0 || o.start > sl[best].start || o.start == sl[best].start && o.end <= sl[best].end {
+				best = j
+			}
+		}
+		if best >= 0 {
+			out[i] = sl[best].id
+		}
+	}
+	return out
 }
 
 // usString renders ns as the export's microseconds.
@@ -375,9 +446,10 @@ func TestChromeHandMade(t *testing.T) {
 }
 
 // TestSpanLanes: on random span sets, the spans of each thread of the Chrome
-// export nest (each ends by the end of the one it starts in), every span is
+// export nest (each ends by the end of the one it starts in), each is drawn
+// under its parent or under none (never under another span), every span is
 // written once, and spans that nest as a whole (children inside their
-// parents, siblings apart) all stay on thread 1.
+// parents, siblings apart, none of no length) all stay on thread 1.
 func TestSpanLanes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for n := range 3000 {
@@ -421,6 +493,8 @@ func TestSpanLanes(t *testing.T) {
 				t.Fatalf("set %d: order %v is not every span once", n, order)
 			}
 		}
+		zeroLength := false
+		var sl []viewerSlice
 		stacks := map[int32][]uint64{}
 		for _, i := range order {
 			s := tree.at(int(i))
@@ -436,8 +510,16 @@ func TestSpanLanes(t *testing.T) {
 				t.Fatalf("set %d: span %s [%d, %d] on thread %d overlaps a span ending at %d without nesting", n, s.id, s.startNs, end, lanes[i], st[len(st)-1])
 			}
 			stacks[lanes[i]] = append(st, end)
-			if nested && lanes[i] != 1 {
-				t.Fatalf("set %d: nested span %s on thread %d, want 1", n, s.id, lanes[i])
+			sl = append(sl, viewerSlice{lane: lanes[i], start: s.startNs, end: end, id: s.id})
+			zeroLength = zeroLength || end == s.startNs
+		}
+		for j, p := range viewerParents(sl) {
+			s := tree.at(int(order[j]))
+			if p != "" && p != s.parent {
+				t.Fatalf("set %d: span %s drawn under %s, not its parent %q", n, s.id, p, s.parent)
+			}
+			if nested && !zeroLength && (sl[j].lane != 1 || p != s.parent) {
+				t.Fatalf("set %d: nested span %s on thread %d under %q, want thread 1 under its parent %q", n, s.id, sl[j].lane, p, s.parent)
 			}
 		}
 	}
@@ -1014,10 +1096,11 @@ func TestChromeOpenSpanEnd(t *testing.T) {
 }
 
 // TestSpanLanesRules checks the thread each span gets, as spanLanes
-// documents it: the parent's thread when the span nests there, else the
-// first thread where it nests (searching past the first), else a new one;
-// spans of one start come the longer first, so a child longer than its
-// parent still takes thread 1 and the parent nests in it.
+// documents it: its parent's thread when the parent is the innermost span
+// open there and holds it, else the lowest thread with nothing open, else a
+// new one. A span is never put where a viewer would draw it under another
+// span than its parent (from a user trial: the old rule, the first thread
+// where a span nests in time, drew roots under unrelated spans).
 func TestSpanLanesRules(t *testing.T) {
 	type span struct {
 		id, parent string
@@ -1031,14 +1114,32 @@ func TestSpanLanesRules(t *testing.T) {
 	}{
 		{"nested", []span{{"R", "", 0, 100}, {"C", "R", 10, 20}},
 			map[string]int32{"R": 1, "C": 1}, "spans that nest stay on thread 1"},
+		{"roots one after another", []span{{"A", "", 0, 10}, {"A1", "A", 2, 5}, {"B", "", 10, 20}, {"B1", "B", 10, 12}},
+			map[string]int32{"A": 1, "A1": 1, "B": 1, "B1": 1}, "a root that starts when the last one ends takes its thread again (steps of a training loop)"},
 		{"longer child at the same start", []span{{"P", "", 0, 10}, {"C", "P", 0, 20}},
-			map[string]int32{"P": 1, "C": 1}, "the longer comes first whatever the depth: the parent nests in its child's thread"},
-		{"parent's thread first", []span{{"A", "", 0, 100}, {"B", "", 50, 150}, {"C", "", 90, 140}, {"C2", "B", 60, 70}},
-			map[string]int32{"A": 1, "B": 2, "C": 2, "C2": 2}, "C2 nests on thread 1 too, but its parent B is on thread 2"},
-		{"second thread searched", []span{{"A", "", 0, 100}, {"B", "", 50, 150}, {"C", "", 90, 140}},
-			map[string]int32{"A": 1, "B": 2, "C": 2}, "C does not nest on thread 1 but does on thread 2: no third thread"},
-		{"third thread searched", []span{{"A", "", 0, 100}, {"B", "", 10, 110}, {"D", "", 20, 300}, {"C", "", 90, 200}},
-			map[string]int32{"A": 1, "B": 2, "D": 3, "C": 3}, "C nests on thread 3 only"},
+			map[string]int32{"C": 1, "P": 2}, "a child that outlasts its parent cannot be drawn under it, and the parent is not drawn under its child"},
+		{"root inside a root", []span{{"A", "", 0, 100}, {"B", "", 10, 20}},
+			map[string]int32{"A": 1, "B": 2}, "a root within another root's time is not drawn under it"},
+		{"parent's thread", []span{{"A", "", 0, 100}, {"B", "", 50, 150}, {"C2", "B", 60, 70}},
+			map[string]int32{"A": 1, "B": 2, "C2": 2}, "C2 fits in A's time too, but goes under its parent B"},
+		{"lowest free thread", []span{{"A", "", 0, 100}, {"B", "", 10, 110}, {"D", "", 20, 300}, {"C", "", 150, 200}},
+			map[string]int32{"A": 1, "B": 2, "D": 3, "C": 1}, "C takes thread 1, the lowest with nothing open, not D's, where it fits in time"},
+		{"child overlapping a sibling", []span{{"P", "", 0, 100}, {"S", "P", 10, 50}, {"C", "P", 40, 60}},
+			map[string]int32{"P": 1, "S": 1, "C": 2}, "C starts inside its sibling S: under P's thread it would be drawn under S"},
+		{"child outlasting its parent", []span{{"P", "", 0, 50}, {"C", "P", 40, 60}},
+			map[string]int32{"P": 1, "C": 2}, "C ends after P: it cannot be drawn under it"},
+		{"no length at a sibling's start", []span{{"P", "", 0, 100}, {"S", "P", 10, 50}, {"Z", "P", 10, 10}},
+			map[string]int32{"P": 1, "S": 1, "Z": 2}, "Z, of no length, comes after the longer S of the same start, which would hold it"},
+		{"no length at a sibling's end", []span{{"P", "", 0, 100}, {"S", "P", 10, 50}, {"Z", "P", 50, 50}},
+			map[string]int32{"P": 1, "S": 1, "Z": 2}, "viewers differ on whether S holds Z, which ends with it: Z goes elsewhere"},
+		{"no length at its parent's end", []span{{"R", "", 0, 100}, {"P", "R", 10, 50}, {"S", "P", 10, 20}, {"Z", "P", 50, 50}},
+			map[string]int32{"R": 1, "P": 1, "S": 1, "Z": 1}, "Z is inside P, which ends with it, as a memory event at a span's end is: under P"},
+		{"sibling ending at the start", []span{{"P", "", 0, 100}, {"S", "P", 10, 50}, {"C", "P", 50, 60}},
+			map[string]int32{"P": 1, "S": 1, "C": 1}, "a span that starts when its sibling ends is not held by it"},
+		{"free thread with a span ending at a span of no length", []span{{"A", "", 0, 10}, {"B", "", 5, 20}, {"Z", "", 10, 10}, {"C", "", 10, 30}},
+			map[string]int32{"A": 1, "B": 2, "C": 1, "Z": 3}, "Z, of no length, would end with A on thread 1: it takes a new thread, and C, which comes first (longer), thread 1"},
+		{"free thread kept", []span{{"A", "", 0, 10}, {"Z", "", 10, 10}, {"D", "", 11, 20}},
+			map[string]int32{"A": 1, "Z": 2, "D": 1}, "thread 1, which Z could not take, stays free for D"},
 		{"overlap", []span{{"A", "", 0, 100}, {"B", "", 50, 150}},
 			map[string]int32{"A": 1, "B": 2}, "spans that overlap without nesting take two threads"},
 	} {

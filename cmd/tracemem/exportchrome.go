@@ -141,23 +141,20 @@ func writeChrome(w io.Writer, t *trace) error {
 	return cw.err
 }
 
-// maxLaneSearch bounds the threads searched one by one for a span to nest
-// in, so that spans overlapping each other without end cost linear time;
-// threads all of whose spans have ended are found through a heap.
-const maxLaneSearch = 64
-
-// spanLanes places the spans of t on threads (1, 2, ...) on which they nest:
-// trace viewers draw a thread's complete events as stacks, and spans that
-// overlap without nesting (as spans of different threads of a PyTorch trace
-// do) over each other. A span goes on its parent's thread when it nests
-// there, else on the first thread where it nests (of the first
-// maxLaneSearch), else on the lowest thread all of whose spans have ended,
-// else on a new one; so spans that do not nest take as many threads as
-// overlap at once. A span that never closed ends at endNs. It returns the
-// span indexes in the order to write them (by start, the longer first, the
-// shallower first, so that a parent comes before a child that starts with
-// it, even one as long: viewers nest such events in the order they come)
-// and each span's thread.
+// spanLanes places the spans of t on threads (1, 2, ...) so that each
+// thread's stacks are the call tree: trace viewers draw a thread's complete
+// events as stacks, a slice under the innermost one open when it starts,
+// whatever the tree says. A span goes on its parent's thread when the
+// parent is the innermost span open there at its start and it ends by the
+// parent's end; otherwise (a root, a child overlapping a sibling or
+// outlasting its parent) on the lowest thread with no span open, else on a
+// new one. So a trace whose spans nest takes one thread per root span open
+// at once (one for a training loop of steps), a PyTorch trace one per
+// thread root open at once. A span that never closed ends at endNs. It
+// returns the span indexes in the order to write them (by start, the longer
+// first, the shallower first, so that a parent comes before a child that
+// starts with it, even one as long: viewers nest such events in the order
+// they come) and each span's thread.
 func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	n := t.len()
 	start := make([]uint64, n)
@@ -180,21 +177,16 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	})
 	lane = make([]int32, n)
 	var (
-		stacks [][]uint64 // per thread, the ends of the spans open on it
-		gen    []int32    // per thread, bumped each time it goes from empty to used
-		busy   laneHeap   // used threads by the end of their outermost span
-		idle   idleHeap   // threads whose spans all ended (or may have)
+		stacks [][]int32 // per thread, the spans open on it, outermost first
+		gen    []int32   // per thread, bumped each time it goes from empty to used
+		busy   laneHeap  // used threads by the end of their outermost span
+		idle   idleHeap  // threads whose spans all ended (or may have)
 	)
-	// nests reports whether span i nests on thread k, first dropping the
-	// spans of k that ended by its start (the spans come by start).
-	nests := func(k int, i int32) bool {
-		st := stacks[k]
-		for len(st) > 0 && st[len(st)-1] <= start[i] {
-			st = st[:len(st)-1]
-		}
-		stacks[k] = st
-		return len(st) == 0 || st[len(st)-1] >= end[i]
-	}
+	// done reports whether span j, on a thread, is over by the start of
+	// span i. A span of no length at the end of another is taken to be
+	// inside it, as a memory event at a span's end is: viewers differ on
+	// such ties, so such a span is kept off that thread.
+	done := func(j, i int32) bool { return end[j] <= start[i] && end[j] < end[i] }
 	for _, i := range order {
 		for len(busy) > 0 && busy[0].end <= start[i] {
 			if b := heap.Pop(&busy).(laneEnd); b.gen == gen[b.lane] {
@@ -202,18 +194,33 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 			}
 		}
 		k := -1
-		if p := t.treeParent(i); p >= 0 && lane[p] > 0 && nests(int(lane[p]-1), i) {
-			k = int(lane[p] - 1)
-		}
-		for j := 0; k < 0 && j < min(len(stacks), maxLaneSearch); j++ {
-			if nests(j, i) {
-				k = j
+		if p := t.treeParent(i); p >= 0 && lane[p] > 0 {
+			// Drop the spans over by i's start above the parent, which
+			// must then be the innermost span open and hold i.
+			l := int(lane[p] - 1)
+			st := stacks[l]
+			for len(st) > 0 && st[len(st)-1] != p && done(st[len(st)-1], i) {
+				st = st[:len(st)-1]
+			}
+			stacks[l] = st
+			if len(st) > 0 && st[len(st)-1] == p && end[p] >= end[i] {
+				k = l
 			}
 		}
+		var later []int32 // idle threads to keep for later spans
 		for k < 0 && len(idle) > 0 {
-			if j := heap.Pop(&idle).(int32); nests(int(j), i) { // else used again since: its new outermost span is in busy
+			j := heap.Pop(&idle).(int32)
+			switch st := stacks[j]; {
+			case len(st) == 0 || done(st[0], i): // the outermost is over: all are
+				stacks[j] = st[:0]
 				k = int(j)
+			case end[st[0]] <= start[i]:
+				later = append(later, j) // over, but i has no length and ends with it
 			}
+			// else used again since: its new outermost span is in busy
+		}
+		for _, j := range later {
+			heap.Push(&idle, j)
 		}
 		if k < 0 {
 			k = len(stacks)
@@ -224,7 +231,7 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 			gen[k]++
 			heap.Push(&busy, laneEnd{end: end[i], lane: int32(k), gen: gen[k]})
 		}
-		stacks[k] = append(stacks[k], end[i])
+		stacks[k] = append(stacks[k], i)
 		lane[i] = int32(k + 1)
 	}
 	return order, lane
