@@ -449,19 +449,29 @@ func TestChromeHandMade(t *testing.T) {
 // export nest (each ends by the end of the one it starts in), each is drawn
 // under its parent or under none (never under another span), every span is
 // written once, and spans that nest as a whole (children inside their
-// parents, siblings apart, none of no length) all stay on thread 1.
+// parents, siblings apart, none of no length) all stay on thread 1. The
+// sets: nested ones (with spans of no length in half of them), loose ones,
+// and small ones over a few ns, heavy in spans of no length, spans never
+// closed and parents that form cycles (from a review: such a set drew a
+// span of no length under its sibling).
 func TestSpanLanes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for n := range 3000 {
+	for n := range 30000 {
 		tree := newSpanTree()
-		nested := n%2 == 0
+		mode := n % 3
+		nested, zeroOK := mode == 0, n%6 != 0
 		spans := 1 + rng.IntN(12)
+		span := 50
+		if mode == 2 {
+			span = 2 + rng.IntN(12)
+		}
 		type iv struct{ start, end uint64 }
 		var ivs []iv
 		for i := range spans {
-			s := spanInfo{id: "s" + strconv.Itoa(i), name: "n", startNs: uint64(rng.IntN(50)), closed: rng.IntN(5) > 0}
-			s.durationNs = uint64(rng.IntN(30))
-			if nested {
+			s := spanInfo{id: "s" + strconv.Itoa(i), name: "n", startNs: uint64(rng.IntN(span)), closed: rng.IntN(5) > 0}
+			s.durationNs = uint64(rng.IntN(span * 3 / 5))
+			switch {
+			case nested:
 				// Inside a random earlier span, after its previous child.
 				s.closed = true
 				lo, hi := uint64(0), uint64(1000)
@@ -478,15 +488,42 @@ func TestSpanLanes(t *testing.T) {
 				if lo > hi {
 					lo = hi
 				}
-				s.startNs = lo + uint64(rng.IntN(int(hi-lo)+1))
-				s.durationNs = uint64(rng.IntN(int(hi-s.startNs) + 1))
-			} else if rng.IntN(2) == 0 && i > 0 {
-				s.parent = "s" + strconv.Itoa(rng.IntN(i))
+				switch {
+				case zeroOK:
+					s.startNs = lo + uint64(rng.IntN(int(hi-lo)+1))
+					s.durationNs = uint64(rng.IntN(int(hi-s.startNs) + 1))
+				case hi > lo:
+					s.startNs = lo + uint64(rng.IntN(int(hi-lo)))
+					s.durationNs = 1 + uint64(rng.IntN(int(hi-s.startNs)))
+				default: // no room left in the parent: a root of its own, after the rest
+					s.parent, s.startNs, s.durationNs = "", 1000+100*uint64(i), 50
+				}
+			case mode == 2 && rng.IntN(4) == 0:
+				s.durationNs = 0
+				fallthrough
+			case mode == 2:
+				if rng.IntN(5) == 0 {
+					s.parent = "s" + strconv.Itoa(rng.IntN(spans)) // any span: cycles too
+				} else if i > 0 {
+					p := rng.IntN(i)
+					s.parent = "s" + strconv.Itoa(p)
+					if rng.IntN(3) > 0 { // mostly inside the parent
+						s.startNs = ivs[p].start + uint64(rng.IntN(int(ivs[p].end-ivs[p].start)+1))
+						s.durationNs = uint64(rng.IntN(int(ivs[p].end-s.startNs) + 1))
+					}
+				}
+			default:
+				if rng.IntN(2) == 0 && i > 0 {
+					s.parent = "s" + strconv.Itoa(rng.IntN(i))
+				}
 			}
 			ivs = append(ivs, iv{s.startNs, s.startNs + s.durationNs})
 			tree.addSpan(s)
 		}
-		const endNs = 60
+		endNs := uint64(60)
+		if mode == 2 {
+			endNs = uint64(rng.IntN(20))
+		}
 		order, lanes := spanLanes(tree, endNs)
 		for i, v := range slices.Sorted(slices.Values(order)) {
 			if v != int32(i) || len(order) != spans {
@@ -514,12 +551,16 @@ func TestSpanLanes(t *testing.T) {
 			zeroLength = zeroLength || end == s.startNs
 		}
 		for j, p := range viewerParents(sl) {
-			s := tree.at(int(order[j]))
-			if p != "" && p != s.parent {
-				t.Fatalf("set %d: span %s drawn under %s, not its parent %q", n, s.id, p, s.parent)
+			i := order[j]
+			parent := "" // in the tree, cycles cut
+			if tp := tree.treeParent(i); tp >= 0 {
+				parent = tree.at(int(tp)).id
 			}
-			if nested && !zeroLength && (sl[j].lane != 1 || p != s.parent) {
-				t.Fatalf("set %d: nested span %s on thread %d under %q, want thread 1 under its parent %q", n, s.id, sl[j].lane, p, s.parent)
+			if p != "" && p != parent {
+				t.Fatalf("set %d: span %s drawn under %s, not its parent %q: %+v", n, sl[j].id, p, parent, sl)
+			}
+			if nested && !zeroLength && (sl[j].lane != 1 || p != parent) {
+				t.Fatalf("set %d: nested span %s on thread %d under %q, want thread 1 under its parent %q", n, sl[j].id, sl[j].lane, p, parent)
 			}
 		}
 	}

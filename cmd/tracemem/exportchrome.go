@@ -27,9 +27,10 @@ const (
 //     ("ph":"C") named "DEVICE bytes" whose series are the categories seen on
 //     that device, in bytes, one counter event per timeline point;
 //   - the spans as complete events ("ph":"X") of process "spans", with their
-//     kind as category and their id and step as args, on as few threads as
-//     keep the spans of each thread nested (see spanLanes): thread 1 for a
-//     trace whose spans nest; a span that never closed ends where the
+//     kind as category and their id and step as args, on threads where a
+//     viewer draws each under its parent or under nothing (see spanLanes):
+//     thread 1 for a loop of steps whose spans nest, none of no length; a
+//     span that never closed ends where the
 //     exported data ends (the last timeline point written, or the latest
 //     span start or end, if later), so with --max-points it may end a little
 //     before the last memory event.
@@ -150,7 +151,9 @@ func writeChrome(w io.Writer, t *trace) error {
 // outlasting its parent) on the lowest thread with no span open, else on a
 // new one. So a trace whose spans nest takes one thread per root span open
 // at once (one for a training loop of steps), a PyTorch trace one per
-// thread root open at once. A span that never closed ends at endNs. It
+// thread root open at once, and spans of no length at one instant under
+// one parent one thread each (a viewer would draw each under the one
+// before). A span that never closed ends at endNs. It
 // returns the span indexes in the order to write them (by start, the longer
 // first, the shallower first, so that a parent comes before a child that
 // starts with it, even one as long: viewers nest such events in the order
@@ -187,7 +190,18 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 	// inside it, as a memory event at a span's end is: viewers differ on
 	// such ties, so such a span is kept off that thread.
 	done := func(j, i int32) bool { return end[j] <= start[i] && end[j] < end[i] }
+	// Free threads whose last span ends at blockedAt, held back from the
+	// spans of no length at that time, which that span would hold: each
+	// such thread is held back once, however many such spans there are.
+	var blocked []int32
+	var blockedAt uint64
 	for _, i := range order {
+		if len(blocked) > 0 && (start[i] != blockedAt || end[i] != start[i]) {
+			for _, j := range blocked {
+				heap.Push(&idle, j)
+			}
+			blocked = blocked[:0]
+		}
 		for len(busy) > 0 && busy[0].end <= start[i] {
 			if b := heap.Pop(&busy).(laneEnd); b.gen == gen[b.lane] {
 				heap.Push(&idle, b.lane)
@@ -195,32 +209,31 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 		}
 		k := -1
 		if p := t.treeParent(i); p >= 0 && lane[p] > 0 {
-			// Drop the spans over by i's start above the parent, which
-			// must then be the innermost span open and hold i.
+			// The spans over by i's start above the parent are dropped,
+			// if i goes there: the parent must then be the innermost
+			// span open, and hold i. (Dropped for a span that does not
+			// go there, they would be missed when the next is placed.)
 			l := int(lane[p] - 1)
 			st := stacks[l]
-			for len(st) > 0 && st[len(st)-1] != p && done(st[len(st)-1], i) {
-				st = st[:len(st)-1]
+			m := len(st)
+			for m > 0 && st[m-1] != p && done(st[m-1], i) {
+				m--
 			}
-			stacks[l] = st
-			if len(st) > 0 && st[len(st)-1] == p && end[p] >= end[i] {
+			if m > 0 && st[m-1] == p && end[p] >= end[i] {
+				stacks[l] = st[:m]
 				k = l
 			}
 		}
-		var later []int32 // idle threads to keep for later spans
 		for k < 0 && len(idle) > 0 {
 			j := heap.Pop(&idle).(int32)
 			switch st := stacks[j]; {
 			case len(st) == 0 || done(st[0], i): // the outermost is over: all are
 				stacks[j] = st[:0]
 				k = int(j)
-			case end[st[0]] <= start[i]:
-				later = append(later, j) // over, but i has no length and ends with it
+			case end[st[0]] <= start[i]: // over, but i has no length and ends with it
+				blocked, blockedAt = append(blocked, j), start[i]
 			}
 			// else used again since: its new outermost span is in busy
-		}
-		for _, j := range later {
-			heap.Push(&idle, j)
 		}
 		if k < 0 {
 			k = len(stacks)
