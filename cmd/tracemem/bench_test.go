@@ -149,3 +149,41 @@ func BenchmarkTap(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSpanLanes: the Chrome export's thread placement of 100k spans,
+// per span: a loop of steps whose spans nest (one thread), and spans of no
+// length under one parent at one instant (a thread each), which once took
+// quadratic time.
+func BenchmarkSpanLanes(b *testing.B) {
+	const n = 100_000
+	for _, c := range []struct {
+		name string
+		add  func(t *spanTree)
+	}{
+		{"nested", func(t *spanTree) {
+			for i := range uint64(n / 4) {
+				step := "step" + strconv.FormatUint(i, 10)
+				t.addSpan(spanInfo{id: step, name: "step", startNs: 100 * i, closed: true, durationNs: 100})
+				for j := range uint64(3) {
+					t.addSpan(spanInfo{id: step + "/" + strconv.FormatUint(j, 10), parent: step, name: "op", startNs: 100*i + 30*j, closed: true, durationNs: 20})
+				}
+			}
+		}},
+		{"no-length", func(t *spanTree) {
+			t.addSpan(spanInfo{id: "root", name: "root", closed: true, durationNs: 100})
+			for i := range n - 1 {
+				t.addSpan(spanInfo{id: strconv.Itoa(i), parent: "root", name: "op", startNs: 50, closed: true})
+			}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tree := newSpanTree()
+			c.add(tree)
+			b.ReportAllocs()
+			for b.Loop() {
+				spanLanes(tree, 0)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+		})
+	}
+}
