@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -193,7 +192,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, &helpError{fs}
 			}
-			return nil, usagef("%s: %s", fs.Name(), longDashes(err.Error()))
+			return nil, usagef("%s: %s", fs.Name(), flagError(fs, args, err.Error()))
 		}
 		rest := fs.Args()
 		if stoppedAtDashes(fs, args[:len(args)-len(rest)]) {
@@ -208,14 +207,42 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// flagInError is a flag's name as package flag writes it in its errors
-// ("flag provided but not defined: -top", "for flag -top: ...").
-var flagInError = regexp.MustCompile(`(: | flag )-([[:alnum:]][[:alnum:]-]+)`)
-
-// longDashes writes the flag names of more than one letter in a flag error
-// with two dashes, as the usage does (--top, not -top).
-func longDashes(msg string) string {
-	return flagInError.ReplaceAllString(msg, "$1--$2")
+// flagError rewrites an error of package flag, which names flags with one
+// dash (-top), to name them as the usage does (--top, -o), and a flag that
+// is not defined as the user wrote it in args. Values, which the errors
+// quote, are left as they are.
+func flagError(fs *flag.FlagSet, args []string, msg string) string {
+	dashed := func(name string) string {
+		if len(name) == 1 {
+			return "-" + name
+		}
+		return "--" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			if w, _, _ := strings.Cut(a, "="); strings.TrimLeft(w, "-") == name && strings.HasPrefix(w, "-") {
+				return "flag provided but not defined: " + w
+			}
+		}
+		return msg
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok && fs.Lookup(name) != nil {
+		return "flag needs an argument: " + dashed(name)
+	}
+	// invalid value "V" for flag -NAME: REASON, V quoted by %q (the
+	// commands have no boolean flags, whose errors read otherwise).
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			after, ok := strings.CutPrefix(rest[len(q):], " for flag -")
+			if name, reason, _ := strings.Cut(after, ": "); ok && fs.Lookup(name) != nil {
+				return "invalid value " + q + " for flag " + dashed(name) + ": " + reason
+			}
+		}
+	}
+	return msg
 }
 
 // helpError is a subcommand's -h: exit status 0 with that command's usage.
