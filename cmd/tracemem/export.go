@@ -72,7 +72,11 @@ func cmdExport(e *env, args []string) error {
 	}
 	switch format {
 	case formatChrome:
-		noteNoMemory(e, t, "the export has spans but no memory counters")
+		if t.tree != nil && t.tree.len() > 0 {
+			noteNoMemory(e, t, "the export has spans but no memory counters")
+		} else {
+			noteNoMemory(e, t, "the export has no spans either: it is empty")
+		}
 	case formatPprof:
 		noteNoMemory(e, t, "the pprof profile has no samples")
 	case formatCSV:
