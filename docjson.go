@@ -125,8 +125,10 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 		switch {
 		case d.in.failed(err):
 			return nil, d.syntax(err)
-		case errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF):
-			msg += ": " + syntaxText(se)
+		case errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF) && se.Err != nil:
+			// The reason alone: the decoder's JSON pointer and offset
+			// are those of a second value, not of the document.
+			msg += ": " + se.Err.Error()
 		}
 		return nil, &ParseError{Offset: next, Msg: msg, Err: ErrInvalidJSON}
 	}
