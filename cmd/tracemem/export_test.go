@@ -527,46 +527,92 @@ func TestSpanLanes(t *testing.T) {
 		if mode == 2 {
 			endNs = uint64(rng.IntN(20))
 		}
-		order, lanes := spanLanes(tree, endNs)
-		for i, v := range slices.Sorted(slices.Values(order)) {
-			if v != int32(i) || len(order) != spans {
-				t.Fatalf("set %d: order %v is not every span once", n, order)
-			}
+		sl, drawnUnder, zeroLength := checkSpanLanes(t, fmt.Sprintf("set %d", n), tree, endNs)
+		if !nested || zeroLength {
+			continue
 		}
-		zeroLength := false
-		var sl []viewerSlice
-		stacks := map[int32][]uint64{}
-		for _, i := range order {
-			s := tree.at(int(i))
-			end := s.startNs + s.durationNs
-			if !s.closed {
-				end = max(endNs, s.startNs)
-			}
-			st := stacks[lanes[i]]
-			for len(st) > 0 && st[len(st)-1] <= s.startNs {
-				st = st[:len(st)-1]
-			}
-			if len(st) > 0 && st[len(st)-1] < end {
-				t.Fatalf("set %d: span %s [%d, %d] on thread %d overlaps a span ending at %d without nesting", n, s.id, s.startNs, end, lanes[i], st[len(st)-1])
-			}
-			stacks[lanes[i]] = append(st, end)
-			sl = append(sl, viewerSlice{lane: lanes[i], start: s.startNs, end: end, id: s.id})
-			zeroLength = zeroLength || end == s.startNs
+		parent := map[string]string{}
+		for i := range tree.len() {
+			parent[tree.at(i).id] = tree.at(i).parent
 		}
-		for j, p := range viewerParents(sl) {
-			i := order[j]
-			parent := "" // in the tree, cycles cut
-			if tp := tree.treeParent(i); tp >= 0 {
-				parent = tree.at(int(tp)).id
-			}
-			if p != "" && p != parent {
-				t.Fatalf("set %d: span %s drawn under %s, not its parent %q: %+v", n, sl[j].id, p, parent, sl)
-			}
-			if nested && !zeroLength && (sl[j].lane != 1 || p != parent) {
-				t.Fatalf("set %d: nested span %s on thread %d under %q, want thread 1 under its parent %q", n, sl[j].id, sl[j].lane, p, parent)
+		for j, p := range drawnUnder {
+			if sl[j].lane != 1 || p != parent[sl[j].id] {
+				t.Fatalf("set %d: nested span %s on thread %d under %q, want thread 1 under its parent %q", n, sl[j].id, sl[j].lane, p, parent[sl[j].id])
 			}
 		}
 	}
+}
+
+// checkSpanLanes places the spans of tree (named set in errors) with
+// spanLanes and checks that every span is written once, that the spans of
+// each thread nest, and that each is drawn under its parent in the tree
+// (cycles cut) or under none. It returns the spans as written, the span
+// each is drawn under, and whether one has no length.
+func checkSpanLanes(t testing.TB, set string, tree *spanTree, endNs uint64) (sl []viewerSlice, drawnUnder []string, zeroLength bool) {
+	t.Helper()
+	order, lanes := spanLanes(tree, endNs)
+	for i, v := range slices.Sorted(slices.Values(order)) {
+		if v != int32(i) || len(order) != tree.len() {
+			t.Fatalf("%s: order %v is not every span once", set, order)
+		}
+	}
+	stacks := map[int32][]uint64{}
+	for _, i := range order {
+		s := tree.at(int(i))
+		end := s.startNs + min(s.durationNs, math.MaxUint64-s.startNs)
+		if !s.closed {
+			end = max(endNs, s.startNs)
+		}
+		st := stacks[lanes[i]]
+		for len(st) > 0 && st[len(st)-1] <= s.startNs {
+			st = st[:len(st)-1]
+		}
+		if len(st) > 0 && st[len(st)-1] < end {
+			t.Fatalf("%s: span %s [%d, %d] on thread %d overlaps a span ending at %d without nesting", set, s.id, s.startNs, end, lanes[i], st[len(st)-1])
+		}
+		stacks[lanes[i]] = append(st, end)
+		sl = append(sl, viewerSlice{lane: lanes[i], start: s.startNs, end: end, id: s.id})
+		zeroLength = zeroLength || end == s.startNs
+	}
+	drawnUnder = viewerParents(sl)
+	for j, p := range drawnUnder {
+		parent := "" // in the tree, cycles cut
+		if tp := tree.treeParent(order[j]); tp >= 0 {
+			parent = tree.at(int(tp)).id
+		}
+		if p != "" && p != parent {
+			t.Fatalf("%s: span %s drawn under %s, not its parent %q: %+v", set, sl[j].id, p, parent, sl)
+		}
+	}
+	return sl, drawnUnder, zeroLength
+}
+
+// FuzzSpanLanes: spanLanes on arbitrary span sets, four bytes a span (its
+// parent, start, length, and whether it closed), keeps every span under
+// its parent or under none, as checkSpanLanes checks.
+func FuzzSpanLanes(f *testing.F) {
+	f.Add([]byte{255, 0, 100, 1, 0, 10, 40, 1, 0, 50, 70, 1, 0, 50, 0, 1}) // the review's case
+	f.Add([]byte{255, 0, 10, 1, 255, 10, 0, 1, 255, 11, 9, 1})
+	f.Add([]byte{1, 0, 5, 0, 0, 0, 5, 1}) // a cycle
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := len(data) / 4
+		if n == 0 || n > 64 {
+			return
+		}
+		tree := newSpanTree()
+		for i := range n {
+			b := data[4*i : 4*i+4]
+			s := spanInfo{id: "s" + strconv.Itoa(i), name: "n", startNs: uint64(b[1] % 32), durationNs: uint64(b[2] % 32), closed: b[3]%4 != 0}
+			if int(b[0]) < n {
+				s.parent = "s" + strconv.Itoa(int(b[0]))
+			}
+			if b[2] == 255 {
+				s.durationNs = math.MaxUint64
+			}
+			tree.addSpan(s)
+		}
+		checkSpanLanes(t, "fuzz", tree, uint64(data[0]%40))
+	})
 }
 
 // TestSpanLanesCount: spans that never nest (k threads of back-to-back
