@@ -60,6 +60,10 @@ type source struct {
 // openSource opens the file arg names ("-" is standard input).
 func openSource(e *env, arg string) (*source, error) {
 	if arg == "-" {
+		if isTerminal(e.stdin) {
+			// Nobody types a trace: say why nothing happens.
+			fmt.Fprintln(e.stderr, "tracemem: reading a trace from standard input, a terminal; give a file, or pipe the trace in")
+		}
 		s := &source{name: stdinName, r: e.stdin, size: -1}
 		if f, ok := e.stdin.(*os.File); ok {
 			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {

@@ -214,3 +214,45 @@ func TestInputsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestStdinTerminalHint: "-" with standard input on a terminal says on
+// stderr why the command waits (from a user trial: it waited without a
+// word); from a file, a pipe or the null device it says nothing.
+func TestStdinTerminalHint(t *testing.T) {
+	tty, _ := openPTY(t)
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	file, err := os.Open(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	const hint = "tracemem: reading a trace from standard input, a terminal; give a file, or pipe the trace in\n"
+	for _, c := range []struct {
+		name  string
+		stdin io.Reader
+		want  string
+	}{
+		{"terminal", tty, hint},
+		{"null device", null, ""},
+		{"file", file, ""},
+		{"pipe", pr, ""},
+	} {
+		var stderr bytes.Buffer
+		if _, err := openSource(&env{stdin: c.stdin, stderr: &stderr}, "-"); err != nil {
+			t.Fatal(err)
+		}
+		if stderr.String() != c.want {
+			t.Errorf("%s: stderr %q, want %q", c.name, stderr.String(), c.want)
+		}
+	}
+}

@@ -41,10 +41,11 @@ func newProgress(w io.Writer, total int64) *progress {
 	return &progress{w: w, total: total, start: time.Now(), now: time.Now}
 }
 
-// isTerminal reports whether w is a terminal: an *os.File on a character
-// device other than the null device (no dependency on a terminal library).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether v (standard input, output or error) is a
+// terminal: an *os.File on a character device other than the null device
+// (no dependency on a terminal library).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	if !ok || f == nil {
 		return false
 	}
