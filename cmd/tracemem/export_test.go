@@ -127,7 +127,10 @@ func TestExportPprof(t *testing.T) {
 			stack = append(stack, s.Location[i].Line[0].Function.Name)
 		}
 		wantStack := docPath(doc, a.SpanID)
-		if a.OpName != nil {
+		// The op is the leaf, unless the span is an op span of that name
+		// (from a user trial: "matmul / matmul" in every stack).
+		i := slices.IndexFunc(doc.Spans, func(s tracemem.Span) bool { return s.ID == a.SpanID })
+		if a.OpName != nil && (i < 0 || doc.Spans[i].Kind != tracemem.SpanOp || doc.Spans[i].Name != *a.OpName) {
 			wantStack = append(wantStack, *a.OpName)
 		}
 		if !slices.Equal(stack, wantStack) {
@@ -696,11 +699,44 @@ func TestPprofHandMade(t *testing.T) {
 	}
 	want := []string{
 		"[[no span]] [1 1000]",
-		"[matmul matmul step] [1 500]",
+		"[matmul step] [1 500]", // the op span names the op: once
 		"[[pre-existing]] [0 200]",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("samples (leaf first) %q, want %q", got, want)
+	}
+
+	// The op is a frame of its own under any span but an op span of its
+	// name (from a user trial: every stack named the op twice).
+	tr := handTrace()
+	tr.tree.addSpan(spanInfo{id: "mod", parent: "root", name: "linear", startNs: 900, kind: tracemem.SpanModule})
+	tr.tree.addSpan(spanInfo{id: "add", parent: "root", name: "add", startNs: 900, kind: tracemem.SpanOp})
+	op := func(s string) *string { return &s }
+	for _, c := range []struct {
+		span, op string
+		want     string
+		reason   string
+	}{
+		{"mm", "matmul", "[matmul step]", "an op span of the op's name"},
+		{"mm", "addmm", "[addmm matmul step]", "an op span of another name"},
+		{"mod", "linear", "[linear linear step]", "a module of the op's name: the op runs inside it"},
+		{"add", "", "[add step]", "no op name"},
+	} {
+		tr.profile.PeakBreakdown = []tracemem.LiveAllocation{{TensorID: "x", SpanID: c.span, Bytes: 1, Device: "cuda:0"}}
+		if c.op != "" {
+			tr.profile.PeakBreakdown[0].OpName = op(c.op)
+		}
+		prof, err := buildPprof(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range prof.Sample[0].Location {
+			names = append(names, l.Line[0].Function.Name)
+		}
+		if got := fmt.Sprint(names); got != c.want {
+			t.Errorf("%s: stack (leaf first) %s, want %s", c.reason, got, c.want)
+		}
 	}
 }
 

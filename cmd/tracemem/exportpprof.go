@@ -23,11 +23,18 @@ const (
 // deepest frames under one elidedFrame.
 const maxStackFrames = 1024
 
+// opSpanNamed reports whether span id is an op span named name.
+func opSpanNamed(t *spanTree, id, name string) bool {
+	s, ok := t.span(id)
+	return ok && s.kind == tracemem.SpanOp && s.name == name
+}
+
 // buildPprof returns the memory live at the global peak as a profile with
 // sample types inuse_objects/count and inuse_space/bytes (the default).
 // Each allocation of the peak breakdown is one sample of one object whose
 // stack is its span path from the root to the allocating span, with its op
-// name (when it has one) as the leaf; labels give its tensor id, dtype,
+// name (when it has one) as the leaf, unless that span is an op span of that
+// name (as a PyTorch op's is), which would name the op twice; labels give its tensor id, dtype,
 // category and device (those that are not empty, which pprof cannot hold:
 // PyTorch traces have no dtype). The frames "[no span]" and "…" (below) are
 // functions of their own, apart from a span of the same name. Pre-existing
@@ -104,7 +111,7 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		}
 		spans := spanStack(a.SpanID)
 		stack := spans
-		if a.OpName != nil {
+		if a.OpName != nil && !opSpanNamed(t.tree, a.SpanID, *a.OpName) {
 			stack = make([]*profile.Location, 1, 1+len(spans))
 			stack[0] = loc(frame{name: *a.OpName})
 			stack = append(stack, spans...)
