@@ -118,7 +118,7 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	fmt.Fprintln(w, "peak: most bytes live at once that its subtree allocated, summed over devices;")
 	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended; bytes: requested by the node (a span: its own ops)")
 	if len(ranked) == 0 {
-		fmt.Fprintln(w, "\n  no node has memory")
+		fmt.Fprintf(w, "\n  no node has %s\n", metric) // by this sort: another may list some
 		return
 	}
 	fmt.Fprintln(w)

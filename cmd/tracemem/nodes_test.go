@@ -243,3 +243,22 @@ func TestEmptyTensorID(t *testing.T) {
 		t.Errorf("the report's allocation table has no cell %s", want)
 	}
 }
+
+// TestNodesNoneListed: when no node has the sort's metric, nodes says which
+// metric, as another sort may list some (from a user trial: "no node has
+// memory" for --sort bytes on a trace whose spans peak).
+func TestNodesNoneListed(t *testing.T) {
+	trace := jsonlTrace(startRec("A", "A", "", 0), memRec(1, "alloc", "x", "A", "cuda:0", 100, "activation"), endRec("A", 5))
+	for _, c := range []struct {
+		sort, want string
+	}{
+		{"bytes", "no node has requested bytes"},
+		{"peak", ""},
+	} {
+		path := writeFile(t, t.TempDir(), "trace.jsonl", []byte(trace))
+		r := runCmd(t, nil, "nodes", "--sort", c.sort, path)
+		if got := strings.Contains(r.stdout, "\n  no node has "); r.code != 0 || got != (c.want != "") || c.want != "" && !strings.Contains(r.stdout, "\n  "+c.want+"\n") {
+			t.Errorf("--sort %s: exit %d, stdout:\n%s\nwant %q", c.sort, r.code, r.stdout, c.want)
+		}
+	}
+}

@@ -162,6 +162,10 @@ func writeFilesTable(w io.Writer, files []string, traces []*trace) {
 			continue
 		}
 		s, a := &t.profile.Summary, &t.profile.Anomalies
+		if !hasMemory(t.profile) { // not a peak of 0 B at 0 ms (from a user trial)
+			tb.add(mark, t.name, "none", "-", "-", "0", "0", "0")
+			continue
+		}
 		tb.add(mark, t.name, formatBytes(s.PeakBytes), orDash(s.PeakDevice), formatMs(s.PeakTimestampNs),
 			fmt.Sprint(s.AllocCount), fmt.Sprint(s.FreeCount),
 			fmt.Sprint(a.UnmatchedFrees+a.DoubleFrees+a.DuplicateAllocs+a.SizeMismatches))

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,5 +203,37 @@ func TestSummaryTop(t *testing.T) {
 		if rows := strings.Count(m[2], "\n") - 1; m[1] != fmt.Sprint(c.want) || rows != c.want { // the table's header row
 			t.Errorf("%s: %s: header says %s, %d rows; want %d", c.name, c.reason, m[1], rows, c.want)
 		}
+	}
+}
+
+// TestSummaryFilesNoMemory: in the files table, a trace without memory
+// events has no peak ("none", no device, no time), not a peak of 0 B at
+// 0 ms (from a user trial); it never has the mark.
+func TestSummaryFilesNoMemory(t *testing.T) {
+	dir := t.TempDir()
+	none := writeFile(t, dir, "none.jsonl", []byte(jsonlTrace(startRec("root", "step", "", 0), endRec("root", 100))))
+	basic := writeFile(t, dir, "basic.jsonl", []byte(summaryBasicTrace))
+	r := runCmd(t, nil, "summary", none, basic)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	_, table, _ := strings.Cut(r.stdout, "Files (* = highest peak)\n")
+	want := map[string][]string{
+		none:  {none, "none", "-", "-", "0", "0", "0"},
+		basic: {"*", basic, "300", "B", "cuda:0", "0.000020", "2", "1", "0"},
+	}
+	for line := range strings.Lines(table) {
+		f := strings.Fields(line)
+		for file, w := range want {
+			if slices.Contains(f, file) {
+				if !slices.Equal(f, w) {
+					t.Errorf("row %q, want the fields %q", strings.TrimSpace(line), w)
+				}
+				delete(want, file)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no rows for %v in:\n%s", want, table)
 	}
 }
