@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tracemem/tracemem"
@@ -87,7 +88,11 @@ func writeReport(w io.Writer, t *trace) error {
 	for _, c := range tracemem.Categories {
 		fmt.Fprintf(&b, "<span><i style=\"background:%s\"></i>%s</span>", categoryColors[c], c)
 	}
-	b.WriteString("<span><i style=\"background:#222;height:2px\"></i>live bytes</span><span><i style=\"background:#d62728;height:2px\"></i>capacity</span></p>\n")
+	b.WriteString("<span><i style=\"background:#222;height:2px\"></i>live bytes</span>")
+	if slices.ContainsFunc(p.ByDevice, capacityDrawn) { // else no chart has the line (from a user trial)
+		b.WriteString("<span><i style=\"background:#d62728;height:2px\"></i>capacity</span>")
+	}
+	b.WriteString("</p>\n")
 	if len(p.ByDevice) == 0 {
 		fmt.Fprintf(&b, "<p>%s.</p>\n", esc("T"+strings.TrimPrefix(noMemoryEvents(t.run), "t")))
 	}
@@ -167,6 +172,12 @@ const (
 	capacityOffChartMultiplier = 2 // a capacity above this many times the peak is not drawn to scale
 )
 
+// capacityDrawn reports whether the chart of d draws its capacity line:
+// when it is known and within capacityOffChartMultiplier × the peak.
+func capacityDrawn(d tracemem.DeviceMemoryStats) bool {
+	return d.CapacityBytes > 0 && d.CapacityBytes <= capacityOffChartMultiplier*max(d.PeakBytes, 1)
+}
+
 // writeDeviceChart writes the figure of one device: the stacked area of its
 // categories over time (step-wise: a point's value holds until the next
 // point), the live bytes outline, the capacity line when known and within
@@ -186,7 +197,7 @@ func writeDeviceChart(b *strings.Builder, p *tracemem.MemoryProfile, d tracemem.
 		}
 	}
 	top := d.PeakBytes
-	capDrawn := d.CapacityBytes > 0 && d.CapacityBytes <= capacityOffChartMultiplier*max(d.PeakBytes, 1)
+	capDrawn := capacityDrawn(d)
 	if capDrawn {
 		top = max(top, d.CapacityBytes)
 	}
@@ -302,7 +313,7 @@ type axisTick struct {
 }
 
 // byteAxis is the bytes axis of a chart: from 0 to maxBytes, labelled in
-// GiB from 1 GiB on, else in MiB.
+// the largest of B, KiB, MiB and GiB that its top reaches.
 type byteAxis struct {
 	maxBytes float64
 	unit     string
@@ -310,17 +321,25 @@ type byteAxis struct {
 }
 
 // niceAxis returns a bytes axis covering top (1 MiB when 0) with 3 to 6
-// ticks at 1, 2 or 5 times a power of ten of the unit.
+// ticks at 1, 2 or 5 times a power of ten of the unit (whole bytes in B).
 func niceAxis(top uint64) byteAxis {
 	if top == 0 {
 		top = mib // an empty device: a 1 MiB axis
 	}
-	unit, name := float64(mib), "MiB"
-	if top >= gib {
-		unit, name = gib, "GiB"
+	unit, name := 1.0, "B"
+	for _, u := range []struct {
+		bytes float64
+		name  string
+	}{{kib, "KiB"}, {mib, "MiB"}, {gib, "GiB"}} {
+		if float64(top) >= u.bytes {
+			unit, name = u.bytes, u.name
+		}
 	}
 	topU := float64(top) / unit
 	step := niceStep(topU / 5)
+	if name == "B" {
+		step = max(step, 1) // no fraction of a byte (from a user trial: 0.00004 MiB)
+	}
 	n := math.Ceil(topU/step - 1e-9)
 	ax := byteAxis{maxBytes: n * step * unit, unit: name}
 	dec := decimals(step)

@@ -275,6 +275,13 @@ func TestNiceAxes(t *testing.T) {
 		{80 * gib, "GiB", "0 20 40 60 80", "80 GiB: steps of 20"},
 		{0, "MiB", "0.0 0.2 0.4 0.6 0.8 1.0", "an empty device gets a 1 MiB axis"},
 		{gib, "GiB", "0.0 0.2 0.4 0.6 0.8 1.0", "exactly 1 GiB: GiB from 1 GiB on"},
+		{40, "B", "0 10 20 30 40", "40 B: bytes, not 0.00004 MiB (from a user trial)"},
+		{3, "B", "0 1 2 3", "3 B: steps of whole bytes, not 0.6"},
+		{1, "B", "0 1", "1 B: one step of a byte"},
+		{1023, "B", "0 500 1000 1500", "1023 B: still bytes"},
+		{kib, "KiB", "0.0 0.2 0.4 0.6 0.8 1.0", "1 KiB: KiB from 1 KiB on"},
+		{2406, "KiB", "0.0 0.5 1.0 1.5 2.0 2.5", "2.35 KiB: KiB, not 0.0025 MiB"},
+		{mib - 1, "KiB", "0 500 1000 1500", "a byte below 1 MiB: KiB"},
 	}
 	for _, c := range cases {
 		ax := niceAxis(c.top)
@@ -514,7 +521,7 @@ func (c reportChart) yScale(t *testing.T) (maxBytes float64, unit string) {
 			unit = e.text
 		}
 	}
-	unitBytes := map[string]float64{"MiB": mib, "GiB": gib}[unit]
+	unitBytes := map[string]float64{"B": 1, "KiB": kib, "MiB": mib, "GiB": gib}[unit]
 	if unitBytes == 0 {
 		t.Fatalf("chart of %s: y axis unit %q", c.device, unit)
 	}
@@ -806,6 +813,7 @@ func TestReportAxisUnit(t *testing.T) {
 	}{
 		{"1GiB", gib, "GiB", gib, "a peak of exactly 1 GiB: GiB axis up to 1.0"},
 		{"below1GiB", gib - 4, "MiB", 1500 * mib, "4 bytes less than 1 GiB: MiB axis, steps of 500"},
+		{"40B", 40, "B", 40, "a peak of 40 B: a bytes axis up to 40"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -918,5 +926,26 @@ func TestReportPointsPerDevice(t *testing.T) {
 	}
 	if got := 1 + strings.Count(live[0].attrs["d"], "V"); got != 2*pairs {
 		t.Errorf("--max-points 0: the live outline has %d points, want every one, %d", got, 2*pairs)
+	}
+}
+
+// TestReportCapacityLegend: the legend lists the capacity line only when a
+// chart draws one (from a user trial: it was always listed).
+func TestReportCapacityLegend(t *testing.T) {
+	mem := []string{memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation")}
+	for _, c := range []struct {
+		name    string
+		samples []string
+		want    bool
+	}{
+		{"unknown", nil, false},
+		{"drawn", []string{`{"kind": "device_memory", "timestamp_ns": 0, "device": "cuda:0", "used_bytes": 0, "free_bytes": 150, "capacity_bytes": 150}`}, true},
+		{"above the chart", []string{`{"kind": "device_memory", "timestamp_ns": 0, "device": "cuda:0", "used_bytes": 0, "free_bytes": 1000, "capacity_bytes": 1000}`}, false},
+	} {
+		_, data := reportOf(t, rootTrace(append(c.samples, mem...)...))
+		legend, _, _ := strings.Cut(string(data[strings.Index(string(data), `<p class="legend">`):]), "</p>")
+		if got := strings.Contains(legend, "capacity"); got != c.want {
+			t.Errorf("capacity %s: capacity in the legend %v, want %v: %s", c.name, got, c.want, legend)
+		}
 	}
 }
