@@ -96,9 +96,20 @@ func writeReport(w io.Writer, t *trace) error {
 	if len(p.ByDevice) == 0 {
 		fmt.Fprintf(&b, "<p>%s.</p>\n", esc("T"+strings.TrimPrefix(noMemoryEvents(t.run), "t")))
 	}
+	// The trace ends with its last point or span, whichever is later: with
+	// --max-points the last point kept can be well before the end.
 	tEnd := uint64(0)
 	for i := range p.Timeline {
 		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
+	}
+	if t.tree != nil {
+		for i := range t.tree.len() {
+			s := t.tree.at(i)
+			tEnd = max(tEnd, s.startNs)
+			if s.closed {
+				tEnd = max(tEnd, s.startNs+min(s.durationNs, math.MaxUint64-s.startNs))
+			}
+		}
 	}
 	for _, d := range p.ByDevice {
 		writeDeviceChart(&b, p, d, tEnd)
@@ -355,15 +366,17 @@ type timeAxis struct {
 	ticks []axisTick
 }
 
-// niceTimeAxis returns a time axis from 0 to end (at least 1 ns) with ticks
-// at 1, 2 or 5 times a power of ten of a millisecond.
+// niceTimeAxis returns a time axis from 0 to the first tick after end, with
+// ticks at 1, 2 or 5 times a power of ten of a millisecond: the state after
+// the last point, which holds until the trace ends, gets some width (from a
+// user trial: a trace whose peak is its last event showed it as a line).
 func niceTimeAxis(end uint64) timeAxis {
-	end = max(end, 1)
 	endMs := float64(end) / 1e6
 	step := niceStep(endMs / 8)
 	dec := decimals(step)
-	ax := timeAxis{maxNs: end}
-	for k := 0.0; k*step <= endMs*(1+1e-9); k++ {
+	n := math.Floor(endMs/step+1e-9) + 1
+	ax := timeAxis{maxNs: max(uint64(math.Round(n*step*1e6)), 1)}
+	for k := 0.0; k <= n; k++ {
 		ax.ticks = append(ax.ticks, axisTick{ns: uint64(math.Round(k * step * 1e6)), label: fmt.Sprintf("%.*f", dec, k*step)})
 	}
 	return ax

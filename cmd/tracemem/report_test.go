@@ -296,13 +296,24 @@ func TestNiceAxes(t *testing.T) {
 			t.Errorf("%s: axis ends at %g below the top %d", c.reason, ax.maxBytes, c.top)
 		}
 	}
-	ta := niceTimeAxis(2_400_000)
-	var labels []string
-	for _, tk := range ta.ticks {
-		labels = append(labels, tk.label)
-	}
-	if got := strings.Join(labels, " "); got != "0.0 0.5 1.0 1.5 2.0" {
-		t.Errorf("time ticks of 2.4 ms = %s", got)
+	for _, c := range []struct {
+		end        uint64
+		wantLabels string
+		reason     string
+	}{
+		{2_400_000, "0.0 0.5 1.0 1.5 2.0 2.5", "2.4 ms: to the next tick of 0.5 ms"},
+		{2_000_000, "0.0 0.5 1.0 1.5 2.0 2.5", "2 ms, on a tick: to the next one, so the last state has some width (from a user trial)"},
+		{100, "0.00000 0.00002 0.00004 0.00006 0.00008 0.00010 0.00012", "100 ns: ticks of 20 ns, to 120"},
+		{0, "0 1", "everything at 0 ns: a 1 ms axis"},
+	} {
+		ta := niceTimeAxis(c.end)
+		var labels []string
+		for _, tk := range ta.ticks {
+			labels = append(labels, tk.label)
+		}
+		if got := strings.Join(labels, " "); got != c.wantLabels || ta.maxNs != ta.ticks[len(ta.ticks)-1].ns || ta.maxNs <= c.end {
+			t.Errorf("%s: ticks %s up to %d ns, want %s, ending on the last, after %d", c.reason, got, ta.maxNs, c.wantLabels, c.end)
+		}
 	}
 	for _, c := range []struct{ raw, want float64 }{{0.3, 0.5}, {1, 1}, {1.1, 2}, {3, 5}, {7, 10}, {0.02, 0.02}} {
 		if got := niceStep(c.raw); got != c.want {
@@ -511,6 +522,27 @@ next:
 	return out
 }
 
+// timeEnd returns the time at the end of the chart's time axis, in ns:
+// that of its last tick, which the axis ends on.
+func (c reportChart) timeEnd(t *testing.T) uint64 {
+	t.Helper()
+	var end float64
+	var x string
+	for _, e := range c.find("text", "y", strconv.FormatFloat(chartTop+plotH+18, 'g', -1, 64)) {
+		ms, err := strconv.ParseFloat(e.text, 64)
+		if err != nil {
+			t.Fatalf("chart of %s: time tick %q", c.device, e.text)
+		}
+		if ms >= end {
+			end, x = ms, e.attrs["x"]
+		}
+	}
+	if xx, _ := strconv.ParseFloat(x, 64); !near(xx, chartLeft+plotW) {
+		t.Fatalf("chart of %s: the last time tick is at x %s, not at the axis end %g", c.device, x, chartLeft+plotW)
+	}
+	return uint64(math.Round(end * 1e6))
+}
+
 // yScale returns what one byte is in user units of the chart's y axis and
 // the axis unit name, read from the chart itself: the axis unit (the rotated
 // text), and the label of the grid line at the top of the plot (y = chartTop).
@@ -592,9 +624,10 @@ func near(got, v float64) bool { return math.Abs(got-v) <= 0.051 }
 // TestReportChartGeometry: each category's band sits on the one below, the stack tops out at the live bytes, x scales to the axis end and every path runs to it, so the chart shows what is live when.
 func TestReportChartGeometry(t *testing.T) {
 	// cuda:0: every category's amount and the ones below it change, and its
-	// last point (80 ns) is before the axis end (100 ns, on cuda:1). The
-	// axis end is small so that scaling x by one ns more shows.
-	trace := rootTrace(
+	// last point (80 ns) is before the trace's end (100 ns, on cuda:1),
+	// itself before the axis end (120 ns, the first tick of 20 ns after
+	// it). The axis end is small so that scaling x by one ns more shows.
+	trace := jsonlTrace(startRec("root", "root", "", 0),
 		memRec(10, "alloc", "p1", "root", "cuda:0", 4*mib, "parameter"),
 		memRec(20, "alloc", "a1", "root", "cuda:0", 2*mib, "activation"),
 		memRec(30, "alloc", "g1", "root", "cuda:0", 1*mib, "gradient"),
@@ -604,6 +637,7 @@ func TestReportChartGeometry(t *testing.T) {
 		memRec(70, "alloc", "o1", "root", "cuda:0", 1*mib, "optimizer"),
 		memRec(80, "free", "g1", "root", "cuda:0", 1*mib, "gradient"),
 		memRec(100, "alloc", "b1", "root", "cuda:1", 1*mib, "activation"),
+		endRec("root", 100),
 	)
 	path, data := reportOf(t, trace)
 	_, want := wantAnalysis(t, path, tracemem.Options{})
@@ -611,11 +645,12 @@ func TestReportChartGeometry(t *testing.T) {
 	if len(charts) != 2 {
 		t.Fatalf("%d charts, want 2", len(charts))
 	}
-	tEnd := uint64(0)
-	for _, pt := range want.Timeline {
-		tEnd = max(tEnd, pt.TimestampNs)
+	for _, c := range charts {
+		if end := c.timeEnd(t); end != 120 {
+			t.Fatalf("%s: the time axis ends at %d ns, want 120 (the first tick after the trace's end)", c.device, end)
+		}
 	}
-	xOf := func(ns uint64) float64 { return chartLeft + plotW*float64(ns)/float64(tEnd) }
+	xOf := func(ns uint64) float64 { return chartLeft + plotW*float64(ns)/120 }
 	axisEnd := chartLeft + plotW
 	for _, c := range charts {
 		var pts []tracemem.TimelinePoint
@@ -773,10 +808,12 @@ func TestReportPeakLabelAnchor(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, data := reportOf(t, rootTrace(
+			// The trace ends at 96 ns: the axis runs to the next tick, 100 ns.
+			_, data := reportOf(t, jsonlTrace(startRec("root", "root", "", 0),
 				memRec(c.peakNs, "alloc", "a", "root", "cuda:0", 8*mib, "activation"),
 				memRec(c.peakNs+1, "free", "a", "root", "cuda:0", 8*mib, "activation"),
-				memRec(100, "alloc", "b", "root", "cuda:0", 4, "activation"),
+				memRec(96, "alloc", "b", "root", "cuda:0", 4, "activation"),
+				endRec("root", 96),
 			))
 			_, charts := parseReport(t, data)
 			var labels []*svgElem
@@ -946,6 +983,33 @@ func TestReportCapacityLegend(t *testing.T) {
 		legend, _, _ := strings.Cut(string(data[strings.Index(string(data), `<p class="legend">`):]), "</p>")
 		if got := strings.Contains(legend, "capacity"); got != c.want {
 			t.Errorf("capacity %s: capacity in the legend %v, want %v: %s", c.name, got, c.want, legend)
+		}
+	}
+}
+
+// TestReportTimeAxisEnd: the time axis runs past the trace's end, the later
+// of its last point and its last span end, so that the state after the last
+// point shows (from a user trial: a trace whose peak is its last event drew
+// it as a line, and with --max-points the axis stopped at the last point
+// kept, before the end).
+func TestReportTimeAxisEnd(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		trace    string
+		args     []string
+		traceEnd uint64
+	}{
+		{"last point", jsonlTrace(startRec("root", "root", "", 0), memRec(50, "alloc", "a", "root", "cuda:0", 100, "activation")), nil, 50},
+		{"span end", jsonlTrace(startRec("root", "root", "", 0), memRec(50, "alloc", "a", "root", "cuda:0", 100, "activation"), endRec("root", 5000)), nil, 5000},
+		{"points cut", jsonlTrace(startRec("root", "root", "", 0),
+			memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation"), memRec(20, "free", "a", "root", "cuda:0", 100, "activation"),
+			memRec(30, "alloc", "b", "root", "cuda:0", 10, "activation"), memRec(40, "free", "b", "root", "cuda:0", 10, "activation"), endRec("root", 40)),
+			[]string{"--max-points", "1"}, 40},
+	} {
+		_, data := reportOf(t, c.trace, c.args...)
+		_, charts := parseReport(t, data)
+		if end := charts[0].timeEnd(t); end <= c.traceEnd || end > 2*c.traceEnd {
+			t.Errorf("%s: the time axis ends at %d ns, want after the trace's end, %d, by less than as much again", c.name, end, c.traceEnd)
 		}
 	}
 }
