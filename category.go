@@ -154,8 +154,10 @@ func (b CategoryBytes) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads an object of category name to bytes; null is empty.
+// On an error b is left empty, not with the categories read before it.
 func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 	*b = CategoryBytes{}
+	var out CategoryBytes
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil
 	}
@@ -183,13 +185,17 @@ func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 		}
 		v, err := strconv.ParseUint(val.String(), 10, 64)
 		if err != nil {
-			return fmt.Errorf("by category: %s: %w", c, err)
+			// As the readers say it, not strconv's text.
+			return fmt.Errorf("by category: %s: want an unsigned integer, got %s", c, describe([]byte(val.String())))
 		}
-		b.Bytes[c] = v
-		b.Present = b.Present.With(c)
+		out.Bytes[c] = v
+		out.Present = out.Present.With(c)
 	}
-	_, err := dec.ReadToken()
-	return err
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*b = out
+	return nil
 }
 
 // addSat returns a+b, or the maximum uint64 when the sum would wrap.

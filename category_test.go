@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"math"
+	"regexp"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -119,9 +120,23 @@ func TestCategoryBytes(t *testing.T) {
 		}
 	}
 	var back CategoryBytes
-	for _, bad := range []string{`{"weights":1}`, `{"other":-1}`, `{"other":"1"}`, `[1]`, `{"other":1.5}`} {
-		if err := json.Unmarshal([]byte(bad), &back); err == nil {
-			t.Errorf("UnmarshalJSON(%s) did not fail", bad)
+	for _, bad := range []struct {
+		in, want, reason string
+	}{
+		{`{"weights":1}`, `unknown category "weights"`, "not a category"},
+		{`{"gradient":1,"other":-1}`, `^by category: other: want an unsigned integer, got -1$`, "said as the readers say it, not strconv's text (from a user trial)"},
+		{`{"other":18446744073709551616}`, `^by category: other: want an unsigned integer, got 18446744073709551616$`, "beyond uint64"},
+		{`{"other":"1"}`, `^by category: other: want a number$`, "a string"},
+		{`[1]`, `^by category: want an object`, "not an object"},
+		{`{"other":1.5}`, `^by category: other: want an unsigned integer, got 1.5$`, "a fraction"},
+	} {
+		back = CategoryBytes{Present: CategorySet(0).With(CategoryOther)} // left empty on an error
+		err := back.UnmarshalJSON([]byte(bad.in))
+		if err == nil || !regexp.MustCompile(bad.want).MatchString(err.Error()) || back != (CategoryBytes{}) {
+			t.Errorf("%s: UnmarshalJSON(%s) = %v, leaving %+v; want an error matching %q and an empty value", bad.reason, bad.in, err, back, bad.want)
+		}
+		if err := json.Unmarshal([]byte(bad.in), &back); err == nil {
+			t.Errorf("%s: json.Unmarshal(%s) did not fail", bad.reason, bad.in)
 		}
 	}
 	if err := json.Unmarshal([]byte(`null`), &back); err != nil || back != (CategoryBytes{}) {
