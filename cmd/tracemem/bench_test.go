@@ -151,9 +151,10 @@ func BenchmarkTap(b *testing.B) {
 }
 
 // BenchmarkSpanLanes: the Chrome export's thread placement of 100k spans,
-// per span: a loop of steps whose spans nest (one thread), and spans of no
-// length under one parent at one instant (a thread each), which once took
-// quadratic time.
+// per span: a loop of steps whose spans nest (one thread), children that
+// cannot go on their parent's thread, and spans of no length under one
+// parent at one instant (a thread each); the last two once took quadratic
+// time.
 func BenchmarkSpanLanes(b *testing.B) {
 	const n = 100_000
 	for _, c := range []struct {
@@ -167,6 +168,22 @@ func BenchmarkSpanLanes(b *testing.B) {
 				for j := range uint64(3) {
 					t.addSpan(spanInfo{id: step + "/" + strconv.FormatUint(j, 10), parent: step, name: "op", startNs: 100*i + 30*j, closed: true, durationNs: 20})
 				}
+			}
+		}},
+		{"beside-a-sibling", func(t *spanTree) {
+			// Children of root that cannot go under it on its thread (a
+			// long sibling is open there), after a deep chain that ended:
+			// quadratic before the chain was dropped once (from a review).
+			t.addSpan(spanInfo{id: "root", name: "root", closed: true, durationNs: 1e9})
+			t.addSpan(spanInfo{id: "x", parent: "root", name: "x", startNs: 1, closed: true, durationNs: 1e9 - 3})
+			parent := "x"
+			for i := range uint64(n/2 - 1) {
+				id := "c" + strconv.FormatUint(i, 10)
+				t.addSpan(spanInfo{id: id, parent: parent, name: "c", startNs: 2 + i, closed: true, durationNs: 1e6 - 2*i - 4})
+				parent = id
+			}
+			for i := range uint64(n / 2) {
+				t.addSpan(spanInfo{id: "s" + strconv.FormatUint(i, 10), parent: "root", name: "s", startNs: 2e6 + 10*i, closed: true, durationNs: 5})
 			}
 		}},
 		{"no-length", func(t *spanTree) {

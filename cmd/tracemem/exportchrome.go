@@ -209,12 +209,18 @@ func spanLanes(t *spanTree, endNs uint64) (order []int32, lane []int32) {
 		}
 		k := -1
 		if p := t.treeParent(i); p >= 0 && lane[p] > 0 {
-			// The spans over by i's start above the parent are dropped,
-			// if i goes there: the parent must then be the innermost
-			// span open, and hold i. (Dropped for a span that does not
-			// go there, they would be missed when the next is placed.)
+			// The spans above the parent that ended before i's start are
+			// over for every span to come (they come by start): dropped.
+			// Those that end at i's start are over for i unless it has
+			// no length, and dropped only if i goes there; a span of no
+			// length placed next would be missed. The parent must then be
+			// the innermost span open, and hold i.
 			l := int(lane[p] - 1)
 			st := stacks[l]
+			for len(st) > 0 && st[len(st)-1] != p && end[st[len(st)-1]] < start[i] {
+				st = st[:len(st)-1]
+			}
+			stacks[l] = st
 			m := len(st)
 			for m > 0 && st[m-1] != p && done(st[m-1], i) {
 				m--
