@@ -354,7 +354,7 @@ func niceAxis(top uint64) byteAxis {
 	n := math.Ceil(topU/step - 1e-9)
 	ax := byteAxis{maxBytes: n * step * unit, unit: name}
 	dec := decimals(step)
-	for k := 0.0; k <= n+1e-9; k++ {
+	for k := 0.0; k <= n+1e-9 && k*step*unit < maxUint64Float; k++ { // none past 2⁶⁴ B (from a review)
 		ax.ticks = append(ax.ticks, axisTick{bytes: uint64(math.Round(k * step * unit)), label: fmt.Sprintf("%.*f", dec, k*step)})
 	}
 	return ax
@@ -370,16 +370,31 @@ type timeAxis struct {
 // ticks at 1, 2 or 5 times a power of ten of a millisecond: the state after
 // the last point, which holds until the trace ends, gets some width (from a
 // user trial: a trace whose peak is its last event showed it as a line).
+//
+// Steps are whole ns. An axis past 2⁶⁴ ns ends at the largest time, without
+// the ticks beyond it.
 func niceTimeAxis(end uint64) timeAxis {
 	endMs := float64(end) / 1e6
-	step := niceStep(endMs / 8)
+	step := max(niceStep(endMs/8), 1e-6)
 	dec := decimals(step)
 	n := math.Floor(endMs/step+1e-9) + 1
-	ax := timeAxis{maxNs: max(uint64(math.Round(n*step*1e6)), 1)}
-	for k := 0.0; k <= n; k++ {
+	ax := timeAxis{maxNs: satUint64(n * step * 1e6)}
+	for k := 0.0; k <= n && k*step*1e6 < maxUint64Float; k++ {
 		ax.ticks = append(ax.ticks, axisTick{ns: uint64(math.Round(k * step * 1e6)), label: fmt.Sprintf("%.*f", dec, k*step)})
 	}
 	return ax
+}
+
+// maxUint64Float is 2⁶⁴, the first float64 beyond the uint64 range.
+const maxUint64Float = 1 << 64
+
+// satUint64 returns v rounded, as a uint64, saturated at its largest value:
+// a float64 conversion out of range is undefined (2⁶³ on amd64).
+func satUint64(v float64) uint64 {
+	if v = math.Round(v); v >= maxUint64Float {
+		return math.MaxUint64
+	}
+	return uint64(v)
 }
 
 // niceStep returns the smallest of 1, 2 or 5 × 10^k that is ≥ raw.

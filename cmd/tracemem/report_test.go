@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -305,6 +306,8 @@ func TestNiceAxes(t *testing.T) {
 		{2_000_000, "0.0 0.5 1.0 1.5 2.0 2.5", "2 ms, on a tick: to the next one, so the last state has some width (from a user trial)"},
 		{100, "0.00000 0.00002 0.00004 0.00006 0.00008 0.00010 0.00012", "100 ns: ticks of 20 ns, to 120"},
 		{0, "0 1", "everything at 0 ns: a 1 ms axis"},
+		{1, "0.000000 0.000001 0.000002", "1 ns: steps of whole ns, to 2 (from a review: 0.2 ns steps ended the axis at 1)"},
+		{3, "0.000000 0.000001 0.000002 0.000003 0.000004", "3 ns: steps of 1 ns, none two on one ns"},
 	} {
 		ta := niceTimeAxis(c.end)
 		var labels []string
@@ -313,6 +316,20 @@ func TestNiceAxes(t *testing.T) {
 		}
 		if got := strings.Join(labels, " "); got != c.wantLabels || ta.maxNs != ta.ticks[len(ta.ticks)-1].ns || ta.maxNs <= c.end {
 			t.Errorf("%s: ticks %s up to %d ns, want %s, ending on the last, after %d", c.reason, got, ta.maxNs, c.wantLabels, c.end)
+		}
+	}
+	// Near 2⁶⁴ the axes saturate instead of wrapping (from a review: an
+	// axis end of 2⁶³ drew the data past the plot's edge).
+	for _, end := range []uint64{18e18, math.MaxUint64 - 1, math.MaxUint64} {
+		ta := niceTimeAxis(end)
+		if ta.maxNs < end || !slices.IsSortedFunc(ta.ticks, func(a, b axisTick) int { return cmp.Compare(a.ns, b.ns) }) || ta.ticks[len(ta.ticks)-1].ns > ta.maxNs {
+			t.Errorf("time axis of %d ns: up to %d, ticks %v; want no tick past its end, at or after %d", end, ta.maxNs, ta.ticks, end)
+		}
+	}
+	for _, top := range []uint64{18e18, math.MaxUint64} {
+		ax := niceAxis(top)
+		if ax.maxBytes < float64(top) || !slices.IsSortedFunc(ax.ticks, func(a, b axisTick) int { return cmp.Compare(a.bytes, b.bytes) }) {
+			t.Errorf("bytes axis of %d: up to %g, ticks %v; want ticks in order (none wrapped past 2^64)", top, ax.maxBytes, ax.ticks)
 		}
 	}
 	for _, c := range []struct{ raw, want float64 }{{0.3, 0.5}, {1, 1}, {1.1, 2}, {3, 5}, {7, 10}, {0.02, 0.02}} {
