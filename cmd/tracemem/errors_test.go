@@ -133,6 +133,7 @@ func TestUsage(t *testing.T) {
 		{"unknown flag with one dash", []string{"summary", "-color", s}, 2, `summary: flag provided but not defined: -color$`, "a flag not defined is named as written, whatever its dashes"},
 		{"unknown flag like a number", []string{"summary", "-10", s}, 2, `summary: flag provided but not defined: -10$`, "-10 is not given a second dash (from a review)"},
 		{"unknown flag with a value", []string{"summary", "--tp=3", s}, 2, `summary: flag provided but not defined: --tp$`, "the name, without its value"},
+		{"unknown flag after a value like it", []string{"report", "-o", "--x", "-x", s}, 2, `report: flag provided but not defined: -x$`, "the flag as typed, not an earlier value spelt like it (from a review)"},
 		{"bad top", []string{"nodes", "--top", "x", s}, 2, `nodes: invalid value "x" for flag --top: not an integer$`, "--top takes an integer, and the value is quoted once"},
 		{"negative top", []string{"nodes", "--top", "-1", s}, 2, `nodes: invalid value "-1" for flag --top: must be at least 0$`, "--top cannot be negative (0 lists all)"},
 		{"negative top for summary", []string{"summary", "--top=-1", s}, 2, `summary: invalid value "-1" for flag --top: must be at least 0$`, "nor can summary's"},

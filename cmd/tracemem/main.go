@@ -219,12 +219,17 @@ func flagError(fs *flag.FlagSet, args []string, msg string) string {
 		return "--" + name
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		for _, a := range args {
-			if a == "--" {
-				break
-			}
-			if w, _, _ := strings.Cut(a, "="); strings.TrimLeft(w, "-") == name && strings.HasPrefix(w, "-") {
+		// Walk args as package flag does (it stops at the first
+		// argument that is no flag, and every flag here takes a value),
+		// so that a value like a flag (-o --x) is not taken for it.
+		for i := 0; i < len(args); i++ {
+			w, _, hasValue := strings.Cut(args[i], "=")
+			n := strings.TrimPrefix(strings.TrimPrefix(w, "-"), "-")
+			if n == name && strings.HasPrefix(w, "-") {
 				return "flag provided but not defined: " + w
+			}
+			if !hasValue && fs.Lookup(n) != nil {
+				i++ // its value
 			}
 		}
 		return msg
