@@ -176,17 +176,13 @@ func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 		if err := c.UnmarshalText([]byte(name.String())); err != nil {
 			return err
 		}
-		val, err := dec.ReadToken()
+		val, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		if val.Kind() != '0' {
-			return fmt.Errorf("by category: %s: want a number", c)
-		}
-		v, err := strconv.ParseUint(val.String(), 10, 64)
-		if err != nil {
-			// As the readers say it, not strconv's text.
-			return fmt.Errorf("by category: %s: want an unsigned integer, got %s", c, describe([]byte(val.String())))
+		v, ok := parseUint(val)
+		if !ok { // said as the readers say it
+			return fmt.Errorf("by category: %s: %s", c, uintError("", val).Msg)
 		}
 		out.Bytes[c] = v
 		out.Present = out.Present.With(c)

@@ -124,11 +124,12 @@ func TestCategoryBytes(t *testing.T) {
 		in, want, reason string
 	}{
 		{`{"weights":1}`, `unknown category "weights"`, "not a category"},
-		{`{"gradient":1,"other":-1}`, `^by category: other: want an unsigned integer, got -1$`, "said as the readers say it, not strconv's text (from a user trial)"},
-		{`{"other":18446744073709551616}`, `^by category: other: want an unsigned integer, got 18446744073709551616$`, "beyond uint64"},
-		{`{"other":"1"}`, `^by category: other: want a number$`, "a string"},
+		{`{"gradient":1,"other":-1}`, `^by category: other: want an unsigned integer, got negative number -1$`, "said as the readers say it, not strconv's text (from a user trial)"},
+		{`{"other":18446744073709551616}`, `^by category: other: number 18446744073709551616 overflows uint64$`, "beyond uint64"},
+		{`{"other":"1"}`, `^by category: other: want an unsigned integer, got string "1"$`, "a string"},
 		{`[1]`, `^by category: want an object`, "not an object"},
-		{`{"other":1.5}`, `^by category: other: want an unsigned integer, got 1.5$`, "a fraction"},
+		{`{"other":{}}`, `^by category: other: want an unsigned integer, got an object$`, "an object as a count"},
+		{`{"other":1.5}`, `^by category: other: want an unsigned integer, got non-integer number 1.5$`, "a fraction"},
 	} {
 		back = CategoryBytes{Present: CategorySet(0).With(CategoryOther)} // left empty on an error
 		err := back.UnmarshalJSON([]byte(bad.in))
