@@ -225,6 +225,11 @@ func TestStdinTerminalHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
+	zero, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zero.Close()
 	file, err := os.Open(sample(t))
 	if err != nil {
 		t.Fatal(err)
@@ -244,6 +249,7 @@ func TestStdinTerminalHint(t *testing.T) {
 	}{
 		{"terminal", tty, hint},
 		{"null device", null, ""},
+		{"another character device", zero, ""}, // from a review: /dev/zero was taken for a terminal
 		{"file", file, ""},
 		{"pipe", pr, ""},
 	} {

@@ -42,12 +42,16 @@ func newProgress(w io.Writer, total int64) *progress {
 }
 
 // isTerminal reports whether v (standard input, output or error) is a
-// terminal: an *os.File on a character device other than the null device
-// (no dependency on a terminal library).
+// terminal: on Linux one whose terminal settings can be read, elsewhere an
+// *os.File on a character device other than the null device (no
+// dependency on a terminal library).
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
 	if !ok || f == nil {
 		return false
+	}
+	if tty, known := isTTY(f); known {
+		return tty
 	}
 	fi, err := f.Stat()
 	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
