@@ -46,7 +46,8 @@ func writeChrome(w io.Writer, t *trace) error {
 
 	devPid := make(map[string]int, len(p.ByDevice))
 	seen := make(map[string]tracemem.CategorySet, len(p.ByDevice))
-	for i, d := range p.ByDevice {
+	devices := devicesInOrder(p) // pids in that order: viewers list processes by pid
+	for i, d := range devices {
 		devPid[d.Device] = firstDevicePid + i
 	}
 	var endNs uint64
@@ -72,7 +73,7 @@ func writeChrome(w io.Writer, t *trace) error {
 	}
 	sep()
 	cw.raw(`{"ph":"M","name":"process_name","pid":` + strconv.Itoa(spansPid) + `,"tid":1,"args":{"name":"spans"}}`)
-	for _, d := range p.ByDevice {
+	for _, d := range devices {
 		sep()
 		cw.raw(`{"ph":"M","name":"process_name","pid":` + strconv.Itoa(devPid[d.Device]) + `,"args":{"name":`)
 		cw.str("memory " + d.Device)

@@ -111,7 +111,7 @@ func writeReport(w io.Writer, t *trace) error {
 			}
 		}
 	}
-	for _, d := range p.ByDevice {
+	for _, d := range devicesInOrder(p) {
 		writeDeviceChart(&b, p, d, tEnd)
 	}
 
@@ -138,7 +138,7 @@ func writeReport(w io.Writer, t *trace) error {
 	b.WriteString("</table>\n")
 
 	b.WriteString("<h2>Devices</h2>\n<table>\n<tr><th>device</th><th class=\"n\">capacity</th><th class=\"n\">peak</th><th class=\"n\">peak at (ms)</th><th class=\"n\">allocs</th><th class=\"n\">frees</th></tr>\n")
-	for _, d := range p.ByDevice {
+	for _, d := range devicesInOrder(p) {
 		capacity := "unknown"
 		if d.CapacityBytes > 0 {
 			capacity = formatBytes(d.CapacityBytes)

@@ -91,7 +91,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		fmt.Fprintln(w, "  none: "+noMemoryEvents(t.run))
 	} else {
 		tb := newTable("DEVICE", "CAPACITY", "PEAK", "OF CAPACITY", "PEAK AT (ms)", "ALLOCS", "FREES").alignRight(1, 2, 3, 4, 5, 6)
-		for _, d := range p.ByDevice {
+		for _, d := range devicesInOrder(p) {
 			capacity := "unknown"
 			if d.CapacityBytes > 0 {
 				capacity = formatBytes(d.CapacityBytes)
