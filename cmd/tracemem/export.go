@@ -98,7 +98,7 @@ func cmdExport(e *env, args []string) error {
 // should not pass for an answer without a word (the exit status stays 0).
 func noteNoMemory(e *env, t *trace, leaves string) {
 	if s := &t.profile.Summary; s.AllocCount == 0 && s.FreeCount == 0 {
-		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s; %s\n", t.name, noMemoryEvents(t.run), leaves)
+		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s; %s\n", printable(t.name), noMemoryEvents(t.run), leaves)
 	}
 }
 

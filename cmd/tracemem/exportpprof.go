@@ -33,10 +33,10 @@ func opSpanNamed(t *spanTree, id, name string) bool {
 // sample types inuse_objects/count and inuse_space/bytes (the default).
 // Each allocation of the peak breakdown is one sample of one object whose
 // stack is its span path from the root to the allocating span, with its op
-// name (when it has one) as the leaf, unless that span is an op span of that
-// name (as a PyTorch op's is), which would name the op twice; labels give its tensor id, dtype,
-// category and device (those that are not empty, which pprof cannot hold:
-// PyTorch traces have no dtype). The frames "[no span]" and "…" (below) are
+// name (when it has one) as the leaf, unless that span is an op span of
+// that name (as a PyTorch op's is), which would name the op twice; labels
+// give its tensor id, dtype, category and device (those that are not
+// empty, which pprof cannot hold: PyTorch traces have no dtype). The frames "[no span]" and "…" (below) are
 // functions of their own, apart from a span of the same name. Pre-existing
 // memory live at the peak (peak bytes minus the breakdown) is under the
 // frame "[pre-existing]", one sample of 0 objects per category (the peak's
