@@ -56,13 +56,7 @@ func writeChrome(w io.Writer, t *trace) error {
 		seen[pt.Device] |= pt.ByCategory.Present
 		endNs = max(endNs, pt.TimestampNs)
 	}
-	for i := range t.tree.len() {
-		s := t.tree.at(i)
-		endNs = max(endNs, s.startNs)
-		if s.closed {
-			endNs = max(endNs, s.startNs+min(s.durationNs, math.MaxUint64-s.startNs)) // saturating
-		}
-	}
+	endNs = max(endNs, t.tree.lastNs())
 
 	first := true
 	sep := func() {

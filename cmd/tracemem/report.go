@@ -103,13 +103,7 @@ func writeReport(w io.Writer, t *trace) error {
 		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
 	}
 	if t.tree != nil {
-		for i := range t.tree.len() {
-			s := t.tree.at(i)
-			tEnd = max(tEnd, s.startNs)
-			if s.closed {
-				tEnd = max(tEnd, s.startNs+min(s.durationNs, math.MaxUint64-s.startNs))
-			}
-		}
+		tEnd = max(tEnd, t.tree.lastNs())
 	}
 	for _, d := range devicesInOrder(p) {
 		writeDeviceChart(&b, p, d, tEnd)

@@ -212,6 +212,20 @@ func (t *spanTree) parentOf(i int32) (int32, string) {
 	return -1, id
 }
 
+// lastNs returns the latest time the spans give: a start, or a closed
+// span's end (saturating); 0 for no spans.
+func (t *spanTree) lastNs() uint64 {
+	var last uint64
+	for i := range t.recs {
+		r := &t.recs[i]
+		last = max(last, r.startNs)
+		if r.closed {
+			last = max(last, r.startNs+min(r.durationNs, math.MaxUint64-r.startNs))
+		}
+	}
+	return last
+}
+
 // at returns span i (in the order added).
 func (t *spanTree) at(i int) spanInfo {
 	r := &t.recs[i]
