@@ -123,9 +123,12 @@ import (
 // memory events of the child's last microsecond stay in it. Span ids are
 // decimal, zero-padded to one width, in that order, so parents sort before
 // children. Step: a span named
-// "autograd::engine::evaluate_function..." or ending in "Backward0" or
-// "Backward1" is backward, "Optimizer.step#..." or "Optimizer.zero_grad#..."
-// optimizer, and so are their descendants; other spans inside a
+// "autograd::engine::evaluate_function...", ending in "Backward" with or
+// without a number (MmBackward0; PyTorch 1.9 and before wrote MmBackward),
+// or naming one of the autograd engine's own nodes ("torch::autograd::...",
+// such as AccumulateGrad, "struct torch::autograd::..." in MSVC builds) is
+// backward, "Optimizer.step#..." or "Optimizer.zero_grad#..." optimizer, and
+// so are their descendants; other spans inside a
 // "ProfilerStep#N" are forward; the rest have no step. An Op has the span's
 // name, start and duration, and the device of the first memory event made
 // directly in its span ("" when none); its inputs, shape and dtype are
@@ -892,8 +895,7 @@ func (p *chromeParser) parseEvent() error {
 	switch {
 	case bytes.HasPrefix(p.name, []byte("ProfilerStep#")):
 		mark, cat = markProfilerStep, catAnnotation
-	case bytes.HasPrefix(p.name, []byte("autograd::engine::evaluate_function")),
-		bytes.HasSuffix(p.name, []byte("Backward0")), bytes.HasSuffix(p.name, []byte("Backward1")):
+	case isBackwardName(p.name):
 		mark = markBackward
 	case bytes.HasPrefix(p.name, []byte("Optimizer.step#")), bytes.HasPrefix(p.name, []byte("Optimizer.zero_grad#")):
 		mark = markOptimizer
@@ -912,6 +914,19 @@ func (p *chromeParser) parseEvent() error {
 		kind: kindSpan, mark: mark, parent: -1, dev: -1,
 	})
 	return nil
+}
+
+// isBackwardName reports whether a host event's name marks the autograd
+// engine's work: the engine's scope, an autograd node of an op (MmBackward0;
+// PyTorch 1.9 and before wrote MmBackward, without the number), or one of
+// the engine's own nodes (torch::autograd::AccumulateGrad, CopySlices, ...,
+// with "struct " in front in MSVC builds).
+func isBackwardName(name []byte) bool {
+	if bytes.HasPrefix(name, []byte("autograd::engine::evaluate_function")) ||
+		bytes.HasSuffix(bytes.TrimRight(name, "0123456789"), []byte("Backward")) {
+		return true
+	}
+	return bytes.HasPrefix(bytes.TrimPrefix(name, []byte("struct ")), []byte("torch::autograd::"))
 }
 
 // isMemoryName reports whether an event name is one of the memory events'.

@@ -106,7 +106,8 @@ func TestChromeRealTrace(t *testing.T) {
 	marker := func(name string) Step {
 		switch {
 		case strings.HasPrefix(name, "autograd::engine::evaluate_function"),
-			strings.HasSuffix(name, "Backward0"), strings.HasSuffix(name, "Backward1"):
+			strings.HasSuffix(strings.TrimRight(name, "0123456789"), "Backward"),
+			strings.HasPrefix(strings.TrimPrefix(name, "struct "), "torch::autograd::"):
 			return StepBackward
 		case strings.HasPrefix(name, "Optimizer.step#"), strings.HasPrefix(name, "Optimizer.zero_grad#"):
 			return StepOptimizer

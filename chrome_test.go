@@ -1244,6 +1244,8 @@ func TestChromeRunPhase(t *testing.T) {
 		{"Backward0", "a backward node", "MmBackward0", PhaseTrain},
 		{"Backward1", "a backward node", "SomeBackward1", PhaseTrain},
 		{"engine", "the autograd engine", "autograd::engine::evaluate_function: MmBackward0", PhaseTrain},
+		{"Backward", "a backward node as PyTorch 1.9 and before named it", "MmBackward", PhaseTrain},
+		{"AccumulateGrad", "the engine's own node, outside evaluate_function in older traces", "torch::autograd::AccumulateGrad", PhaseTrain},
 		{"optimizer", "optimizer alone is not train", "Optimizer.step#Adam.step", PhaseInfer},
 	} {
 		in := fmt.Sprintf(`[{"name":%q,"ph":"X","cat":"cpu_op","ts":1,"dur":5,"pid":1,"tid":1}]`, tc.span)
@@ -1389,6 +1391,12 @@ func TestChromeSteps(t *testing.T) {
 		x("SumBackward1", 10, 50, 2), // another thread: no ProfilerStep there
 		x("aten::ones", 11, 1, 2),    // backward, inherited
 		x("aten::neg", 200, -3, 1),   // a negative dur is 0
+		// PyTorch 1.9 and before: nodes without the number, and the
+		// engine's own nodes, on a backward thread without the engine's scope.
+		x("MmBackward", 300, 10, 3),
+		x("aten::t", 301, 1, 3), // backward, inherited
+		x("torch::autograd::AccumulateGrad", 320, 10, 3),
+		x("aten::new_empty_strided", 321, 1, 3), // backward, inherited
 	}, ",") + "]"
 	doc := mustReadChrome(t, []byte(in))
 	got := make(map[string]Step)
@@ -1404,9 +1412,42 @@ func TestChromeSteps(t *testing.T) {
 		"aten::mul": StepBackward, "Optimizer.zero_grad#Adam.zero_grad": StepOptimizer, "SumBackward1": StepBackward,
 		"aten::ones": StepBackward, "aten::neg": StepNone,
 		"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad": StepBackward, "aten::detach": StepBackward,
+		"MmBackward": StepBackward, "aten::t": StepBackward,
+		"torch::autograd::AccumulateGrad": StepBackward, "aten::new_empty_strided": StepBackward,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("steps (-want +got):\n%s", d)
+	}
+}
+
+// TestChromeBackwardNames checks which names mark the autograd engine's
+// work.
+func TestChromeBackwardNames(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		want         bool
+	}{
+		{"autograd::engine::evaluate_function: MmBackward0", "the engine's scope", true},
+		{"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", "the engine's scope, around its own node", true},
+		{"MmBackward0", "an op's node, as PyTorch 1.10 and later name it", true},
+		{"SomeBackward1", "a second version of a node", true},
+		{"ConvolutionBackward12", "numbers of more than one digit", true},
+		{"MmBackward", "an op's node, as PyTorch 1.9 and before named it", true},
+		{"MyFunctionBackward", "a custom autograd.Function's node", true},
+		{"torch::autograd::AccumulateGrad", "the engine's own node, which makes .grad", true},
+		{"struct torch::autograd::AccumulateGrad", "the same, as MSVC names a struct", true},
+		{"torch::autograd::CopySlices", "another of the engine's own nodes", true},
+		{"aten::convolution_backward", "an aten op: backward only inside a backward span", false},
+		{"BackwardHook", "Backward not at the end", false},
+		{"MmBackward0x", "not a number after Backward", false},
+		{"MmBackwards", "not Backward at the end", false},
+		{"autograd::engine", "the engine's name cut short", false},
+		{"ProfilerStep#1", "a step", false},
+		{"", "no name", false},
+	} {
+		if got := isBackwardName([]byte(tc.name)); got != tc.want {
+			t.Errorf("isBackwardName(%q) = %v, want %v (%s)", tc.name, got, tc.want, tc.reason)
+		}
 	}
 }
 
