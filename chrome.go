@@ -112,9 +112,12 @@ import (
 // categories (kernel, gpu_memcpy, cuda_runtime, gpu_user_annotation, Trace,
 // ...) are ignored. Spans nest per (pid, tid) by time containment (sorted by
 // start, longer first, then file order; a span not contained in the open one
-// closes it). A span that starts strictly inside the open one and ends at
-// most 1 µs after it is its child all the same: writers of whole
-// microseconds (PyTorch 1.x) round start and duration down apart, which
+// closes it). Spans of one interval nest in the order of their args
+// "External id" when they all have one, else in file order: Kineto numbers
+// host ops as they start, and some of its versions write them as they end,
+// a child before its parent. A span that starts strictly inside the open
+// one and ends at most 1 µs after it is its child all the same: writers
+// of whole microseconds (PyTorch 1.x) round start and duration down apart, which
 // puts a child's end up to 1 µs past its parent's (in a trace PyTorch 1.13
 // wrote, 2 spans of 324), while a sibling, starting at or after its
 // predecessor's written end, never starts inside it. The parent, and any
@@ -287,6 +290,7 @@ func (c chromeInt) problem(want string) string {
 type chromeArgs struct {
 	bytes, devType, devID, total, reserved chromeInt
 	addr                                   chromeInt // v holds the address bits
+	extID                                  chromeInt // "External id" of a host op
 }
 
 // Kinds of events by name and category.
@@ -314,6 +318,7 @@ const (
 // chromeSpan is a host duration event.
 type chromeSpan struct {
 	start, end int64 // raw ns
+	ext        int64 // args "External id", -1 when absent or not an integer ≥ 0
 	file       int32 // index among the spans in file order
 	name       string
 	thread     int32
@@ -769,6 +774,8 @@ func (p *chromeParser) parseArgs(a *chromeArgs) error {
 			a.total, err = p.readInt()
 		case "Total Reserved":
 			a.reserved, err = p.readInt()
+		case "External id":
+			a.extID, err = p.readInt()
 		default:
 			_, err = p.dec.ReadValue()
 		}
@@ -842,9 +849,9 @@ func (p *chromeParser) parseEvent() error {
 			}
 			hTid = true
 		case "args":
-			if hasName && !isMemoryName(p.name) {
-				// Only memory events' args matter: skip the rest in one go
-				// (an op's Input Dims and the like can be large).
+			if hasName && !isMemoryName(p.name) && cat != catNone && cat != catOp && cat != catAnnotation {
+				// Only the args of memory events and host spans matter:
+				// skip the rest (kernels, runtime calls, ...) in one go.
 				if _, err := p.dec.ReadValue(); err != nil {
 					return p.syntax(err)
 				}
@@ -909,8 +916,12 @@ func (p *chromeParser) parseEvent() error {
 		end = math.MaxInt64
 	}
 	th := p.thread(ts.v, end)
+	ext := int64(-1)
+	if args.extID.state == fieldOK && args.extID.v >= 0 {
+		ext = args.extID.v
+	}
 	p.spans.add(&chromeSpan{
-		start: ts.v, end: end, file: int32(p.spans.n), name: p.intern(p.name), thread: th,
+		start: ts.v, end: end, ext: ext, file: int32(p.spans.n), name: p.intern(p.name), thread: th,
 		kind: kindSpan, mark: mark, parent: -1, dev: -1,
 	})
 	return nil

@@ -915,6 +915,8 @@ func TestChromeErrorOffset(t *testing.T) {
 type refSpan struct {
 	start, end int64
 	file       int
+	ext        int64 // "External id"; -1 none
+	extText    bool  // the id written as a string, which does not count
 }
 
 // TestChromeSpanAttribution compares the one-pass nesting and attribution
@@ -924,7 +926,9 @@ type refSpan struct {
 // parent and their ancestors then ending no earlier than it (writers of
 // whole microseconds round a child out of its parent); an event's span is
 // the last span (same order) that contains its ts. Some children end 1 µs after their parent,
-// as such writers make them, and some 2 µs, which is no rounding.
+// as such writers make them, and some 2 µs, which is no rounding. Spans of
+// one interval nest by file order, or by External id where all of them
+// have one (an integer: an id in a string does not count).
 func TestChromeSpanAttribution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for iter := range 300 {
@@ -939,9 +943,9 @@ func TestChromeSpanAttribution(t *testing.T) {
 				if depth > 0 && e == hi && rng.IntN(3) == 0 {
 					written += 1 + int64(rng.IntN(2)) // out of its parent by 1 µs (rounding) or 2
 				}
-				spans = append(spans, refSpan{s, written, 0})
-				if rng.IntN(8) == 0 { // an identical twin: nested by file order
-					spans = append(spans, refSpan{s, written, 0})
+				spans = append(spans, refSpan{start: s, end: written})
+				for rng.IntN(6) == 0 { // an identical twin
+					spans = append(spans, refSpan{start: s, end: written})
 				}
 				gen(s, e, depth+1)
 				t = e // siblings may touch
@@ -949,6 +953,14 @@ func TestChromeSpanAttribution(t *testing.T) {
 		}
 		gen(0, 60, 0)
 		rng.Shuffle(len(spans), func(i, j int) { spans[i], spans[j] = spans[j], spans[i] })
+		ids := rng.IntN(3) // none, all, or some spans with an External id
+		for i := range spans {
+			spans[i].ext = -1
+			if ids == 1 || ids == 2 && rng.IntN(4) != 0 {
+				spans[i].ext = int64(rng.IntN(2 * len(spans))) // some equal
+				spans[i].extText = rng.IntN(10) == 0
+			}
+		}
 		var evs []int64
 		for range 1 + rng.IntN(30) {
 			evs = append(evs, int64(rng.IntN(64)))
@@ -957,7 +969,14 @@ func TestChromeSpanAttribution(t *testing.T) {
 		b.WriteString("[")
 		for i, s := range spans {
 			spans[i].file = i
-			fmt.Fprintf(&b, `{"name":"s%d","ph":"X","cat":"cpu_op","ts":%d,"dur":%d,"pid":1,"tid":1},`, i, s.start, s.end-s.start)
+			args := ""
+			switch {
+			case s.ext >= 0 && s.extText:
+				args = fmt.Sprintf(`,"args":{"Input Dims":[[2,3]],"External id":"%d"}`, s.ext)
+			case s.ext >= 0:
+				args = fmt.Sprintf(`,"args":{"Input Dims":[[2,3]],"External id":%d,"Sequence number":1}`, s.ext)
+			}
+			fmt.Fprintf(&b, `{"name":"s%d","ph":"X","cat":"cpu_op","ts":%d,"dur":%d,"pid":1,"tid":1%s},`, i, s.start, s.end-s.start, args)
 		}
 		for i, ts := range evs {
 			fmt.Fprintf(&b, `{"name":"[memory]","ph":"i","ts":%d,"pid":1,"tid":1,"args":{"Bytes":%d,"Device Type":1,"Device Id":0}},`, ts, i+1)
@@ -973,6 +992,16 @@ func TestChromeSpanAttribution(t *testing.T) {
 			}
 			return int(b.end - a.end)
 		})
+		for i := 0; i < len(order); {
+			j, all := i, true
+			for ; j < len(order) && order[j].start == order[i].start && order[j].end == order[i].end; j++ {
+				all = all && order[j].ext >= 0 && !order[j].extText
+			}
+			if all {
+				slices.SortStableFunc(order[i:j], func(a, b refSpan) int { return int(a.ext - b.ext) })
+			}
+			i = j
+		}
 		name := func(file int) string { return "s" + strconv.Itoa(file) }
 		byName := make(map[string]Span)
 		for _, s := range doc.Spans {
@@ -1036,6 +1065,75 @@ func TestChromeSpanAttribution(t *testing.T) {
 			if got != want {
 				t.Fatalf("iter %d: event at %d: span %q, want %q", iter, ts, got, want)
 			}
+		}
+	}
+}
+
+// TestChromeTiesByExternalID checks how spans of one interval on one thread
+// nest: by External id where all have one, else by file order.
+func TestChromeTiesByExternalID(t *testing.T) {
+	op := func(name string, tid int, args string) string {
+		return fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":%q,"pid":1,"tid":%d,"ts":100,"dur":5%s}`, name, tid, args)
+	}
+	id := func(n int) string { return fmt.Sprintf(`,"args":{"Device":1,"External id":%d}`, n) }
+	mem := `{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":102,"args":{"Device Type":1,"Device Id":0,"Bytes":512}}`
+	for _, tc := range []struct {
+		name, reason string
+		events       []string
+		parent       map[string]string // span name -> parent name
+		memSpan      string            // the memory event's span
+	}{
+		{"child first", "Kineto 1.8 writes ops as they end, and numbers them as they start",
+			[]string{op("aten::empty", 1, id(69)), op("aten::zeros", 1, id(68)), mem},
+			map[string]string{"aten::empty": "aten::zeros", "aten::zeros": ""}, "aten::empty"},
+		{"parent first", "the ids agree with file order",
+			[]string{op("aten::zeros", 1, id(68)), op("aten::empty", 1, id(69)), mem},
+			map[string]string{"aten::empty": "aten::zeros", "aten::zeros": ""}, "aten::empty"},
+		{"three", "a run of three, ids in neither file order nor its reverse",
+			[]string{op("b", 1, id(2)), op("c", 1, id(3)), op("a", 1, id(1)), mem},
+			map[string]string{"a": "", "b": "a", "c": "b"}, "c"},
+		{"no ids", "the legacy profiler writes none, parents first: file order",
+			[]string{op("aten::zeros", 1, ""), op("aten::empty", 1, ""), mem},
+			map[string]string{"aten::empty": "aten::zeros", "aten::zeros": ""}, "aten::empty"},
+		{"one without", "ids of some spans of a run cannot order the run: file order",
+			[]string{op("aten::empty", 1, id(69)), op("aten::zeros", 1, ""), mem},
+			map[string]string{"aten::zeros": "aten::empty", "aten::empty": ""}, "aten::zeros"},
+		{"id in a string", "not an integer: as if absent",
+			[]string{op("aten::empty", 1, `,"args":{"External id":"69"}`), op("aten::zeros", 1, id(68)), mem},
+			map[string]string{"aten::zeros": "aten::empty", "aten::empty": ""}, "aten::zeros"},
+		{"negative id", "not an id: as if absent",
+			[]string{op("aten::empty", 1, id(-1)), op("aten::zeros", 1, id(68)), mem},
+			map[string]string{"aten::zeros": "aten::empty", "aten::empty": ""}, "aten::zeros"},
+		{"equal ids", "file order among equal ids",
+			[]string{op("aten::empty", 1, id(7)), op("aten::zeros", 1, id(7)), mem},
+			map[string]string{"aten::zeros": "aten::empty", "aten::empty": ""}, "aten::zeros"},
+		{"args first", "args before name and cat are read all the same",
+			[]string{`{"args":{"External id":69},"ph":"X","name":"aten::empty","cat":"cpu_op","pid":1,"tid":1,"ts":100,"dur":5}`,
+				op("aten::zeros", 1, id(68)), mem},
+			map[string]string{"aten::empty": "aten::zeros", "aten::zeros": ""}, "aten::empty"},
+		{"annotation", "a user annotation's id counts as an op's",
+			[]string{op("aten::mm", 1, id(12)), `{"ph":"X","cat":"user_annotation","name":"block","pid":1,"tid":1,"ts":100,"dur":5,"args":{"External id":11}}`, mem},
+			map[string]string{"aten::mm": "block", "block": ""}, "aten::mm"},
+		{"other thread", "a tie across threads is no nesting",
+			[]string{op("aten::empty", 2, id(69)), op("aten::zeros", 1, id(68)), mem},
+			map[string]string{"aten::empty": "", "aten::zeros": ""}, "aten::zeros"},
+	} {
+		doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
+		names := make(map[string]string)
+		for _, s := range doc.Spans {
+			names[s.ID] = s.Name
+		}
+		got := make(map[string]string)
+		for _, s := range doc.Spans {
+			if s.Measured {
+				got[s.Name] = names[s.ParentID]
+			}
+		}
+		if d := cmp.Diff(tc.parent, got); d != "" {
+			t.Errorf("%s (%s): parents (-want +got):\n%s", tc.name, tc.reason, d)
+		}
+		if len(doc.Memory) != 1 || names[doc.Memory[0].SpanID] != tc.memSpan {
+			t.Errorf("%s (%s): memory %+v, want it in %s", tc.name, tc.reason, doc.Memory, tc.memSpan)
 		}
 	}
 }

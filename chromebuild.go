@@ -68,11 +68,32 @@ func (p *chromeParser) build() *TraceDocument {
 	return b.doc
 }
 
+// byExternalID reorders, in spans sorted by spanTree's key, each run of
+// spans that share a thread, start and end by their "External id" when
+// every span of the run has one, instead of by file order (the first of a
+// run becomes the parent of the next). Kineto numbers host ops as they start, so the lower id
+// is the outer op, while some of its versions write ops as they end, a child
+// before its parent; the legacy profiler writes no id, parents first.
+func byExternalID(spans []chromeSpan) {
+	for i := 0; i < len(spans); {
+		j, ids := i+1, spans[i].ext >= 0
+		for j < len(spans) && spans[j].thread == spans[i].thread && spans[j].start == spans[i].start && spans[j].end == spans[i].end {
+			ids = ids && spans[j].ext >= 0
+			j++
+		}
+		if ids && j-i > 1 {
+			slices.SortStableFunc(spans[i:j], func(a, b chromeSpan) int { return cmp.Compare(a.ext, b.ext) })
+		}
+		i = j
+	}
+}
+
 // rel returns raw ns t relative to the trace's start.
 func (b *chromeBuilder) rel(t int64) uint64 { return uint64(t - b.base) }
 
 // spanTree sorts the spans per thread by start, longer first, then file
-// order, links each to its parent (the innermost span of its thread that
+// order (for spans of one interval, External id order where they all have
+// one: see byExternalID), links each to its parent (the innermost span of its thread that
 // contains it) and gives it its step. (A full key and an unstable sort: the
 // stable one is O(n log² n).)
 func (b *chromeBuilder) spanTree() {
@@ -92,6 +113,7 @@ func (b *chromeBuilder) spanTree() {
 	if !slices.IsSortedFunc(spans, spanCmp) {
 		slices.SortFunc(spans, spanCmp)
 	}
+	byExternalID(spans)
 	var stack []int32
 	for i := range spans {
 		s := &spans[i]
