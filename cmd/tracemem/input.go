@@ -237,7 +237,8 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	if lo.wantNodes {
 		t.nodes = tracemem.NodeMemoryMetrics(doc, nil)
 	}
-	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device, source: doc.Run.Tags["source"]}
+	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device,
+		source: doc.Run.Tags["source"], oomEvents: doc.Run.Tags["out_of_memory_events"], totalMismatches: doc.Run.Tags["total_allocated_mismatches"]}
 	return t, nil
 }
 

@@ -129,6 +129,9 @@ func writeReport(w io.Writer, t *trace) error {
 	a := &p.Anomalies
 	row("Anomalies", fmt.Sprintf("%d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches))
+	for _, n := range allocatorNotes(t.run) {
+		row(n[0], n[1])
+	}
 	b.WriteString("</table>\n")
 
 	b.WriteString("<h2>Devices</h2>\n<table>\n<tr><th>device</th><th class=\"n\">capacity</th><th class=\"n\">peak</th><th class=\"n\">peak at (ms)</th><th class=\"n\">allocs</th><th class=\"n\">frees</th></tr>\n")

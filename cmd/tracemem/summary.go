@@ -138,6 +138,9 @@ func writeSummary(w io.Writer, t *trace, top int) {
 	a := &p.Anomalies
 	fmt.Fprintf(w, "Anomalies: %d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches\n",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches)
+	for _, n := range allocatorNotes(t.run) {
+		fmt.Fprintf(w, "%s: %s\n", n[0], n[1])
+	}
 	fmt.Fprintf(w, "Events: %d allocs, %d frees, %s allocated in total\n", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes))
 }
 
@@ -224,9 +227,37 @@ func idCell(id string) string {
 // PyTorch trace, when PyTorch writes them: a user who profiled without
 // profile_memory, or with a build that has no Kineto (whose profiler
 // exports the legacy form, without them), gets one with none.
+// allocatorNotes returns, as (heading, text) pairs, what a PyTorch trace's
+// reader counted of its allocator's events that the profile does not show:
+// allocations that failed, and totals that disagree with the allocs and
+// frees before them. Counts that are absent, 0 or not counts give none.
+func allocatorNotes(r *runInfo) [][2]string {
+	if r == nil {
+		return nil
+	}
+	var notes [][2]string
+	if n, err := strconv.ParseUint(r.oomEvents, 10, 64); err == nil && n > 0 {
+		notes = append(notes, [2]string{"Out of memory", fmt.Sprintf("%d [OutOfMemory] %s (%s PyTorch's allocator failed; not in the figures above)",
+			n, plural(n, "event", "events"), plural(n, "an allocation", "allocations"))})
+	}
+	if n, err := strconv.ParseUint(r.totalMismatches, 10, 64); err == nil && n > 0 {
+		notes = append(notes, [2]string{"Lost events", fmt.Sprintf("Total Allocated disagrees with the allocs and frees before it on %d [memory] %s (the figures above miss what was lost)",
+			n, plural(n, "event", "events"))})
+	}
+	return notes
+}
+
 func noMemoryEvents(r *runInfo) string {
 	if r != nil && r.source == "chrome_trace" {
 		return "the trace has no memory events (PyTorch's profiler writes [memory] events with profile_memory=True, in builds with Kineto)"
 	}
 	return "the trace has no memory events"
+}
+
+// plural returns one for n == 1, else many.
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -4,6 +4,9 @@ package main
 
 import (
 	"fmt"
+	"html"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -235,5 +238,74 @@ func TestSummaryFilesNoMemory(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("no rows for %v in:\n%s", want, table)
+	}
+}
+
+// TestSummaryAllocatorNotes: summary and the report say how many
+// [OutOfMemory] events a PyTorch trace had and on how many events its
+// Total Allocated disagreed with the allocs and frees before it (the
+// reader's run tags), which the profile does not show (from a trial on
+// public traces), both from the Chrome trace itself and from a JSONL trace
+// that keeps the tags; and nothing when the counts are absent, 0 or not
+// counts.
+func TestSummaryAllocatorNotes(t *testing.T) {
+	mem := func(name string, ts, addr int, bytes, total int64) string {
+		return fmt.Sprintf(`{"ph":"i","s":"t","name":%q,"pid":1,"tid":1,"ts":%d,"args":{"Device Type":1,"Device Id":0,"Addr":%d,"Bytes":%d,"Total Allocated":%d}}`,
+			name, ts, addr, bytes, total)
+	}
+	chrome := func(evs ...string) string { return `{"traceEvents":[` + strings.Join(evs, ",") + `]}` }
+	withTags := func(tags string) string {
+		return strings.Replace(jsonlTrace(startRec("root", "step", "", 0), memRec(10, "alloc", "t", "root", "cuda:0", 8, "other"), endRec("root", 100)),
+			`"tags": {}`, `"tags": `+tags, 1)
+	}
+	oom1 := "Out of memory: 1 [OutOfMemory] event (an allocation PyTorch's allocator failed; not in the figures above)"
+	oom3 := "Out of memory: 3 [OutOfMemory] events (allocations PyTorch's allocator failed; not in the figures above)"
+	lost1 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 1 [memory] event (the figures above miss what was lost)"
+	lost2 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 2 [memory] events (the figures above miss what was lost)"
+	for _, c := range []struct {
+		name, reason, file, trace string
+		want                      []string
+	}{
+		{"chrome", "an OOM event, and a total 1 KiB above the events' sum", "t.json",
+			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 2, 1024, 3072), mem("[OutOfMemory]", 12, 0, 1<<30, 3072)),
+			[]string{oom1, lost1}},
+		{"consistent", "a PyTorch trace whose totals agree and that never ran out", "ok.json",
+			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 1, -1024, 0)), nil},
+		{"jsonl", "a JSONL trace written from a PyTorch one keeps the tags", "t.jsonl",
+			withTags(`{"source": "chrome_trace", "out_of_memory_events": "3", "total_allocated_mismatches": "2"}`), []string{oom3, lost2}},
+		{"zero", "counts of 0 say nothing", "zero.jsonl",
+			withTags(`{"out_of_memory_events": "0", "total_allocated_mismatches": "0"}`), nil},
+		{"not counts", "tags of another producer that are not counts say nothing", "other.jsonl",
+			withTags(`{"out_of_memory_events": "many", "total_allocated_mismatches": "-1"}`), nil},
+	} {
+		path := writeFile(t, t.TempDir(), c.file, []byte(c.trace))
+		r := runCmd(t, nil, "summary", path)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.name, r.code, r.stderr)
+		}
+		var got []string
+		for line := range strings.Lines(r.stdout) {
+			if strings.HasPrefix(line, "Out of memory:") || strings.HasPrefix(line, "Lost events:") {
+				got = append(got, strings.TrimSuffix(line, "\n"))
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s: summary says %q, want %q", c.name, c.reason, got, c.want)
+		}
+		out := filepath.Join(t.TempDir(), "r.html")
+		if r := runCmd(t, nil, "report", path, "-o", out); r.code != 0 {
+			t.Fatalf("%s: report: exit %d: %s", c.name, r.code, r.stderr)
+		}
+		page, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = nil
+		for _, m := range regexp.MustCompile(`<tr><th>(Out of memory|Lost events)</th><td>([^<]*)</td></tr>`).FindAllStringSubmatch(string(page), -1) {
+			got = append(got, m[1]+": "+html.UnescapeString(m[2]))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s: report says %q, want %q", c.name, c.reason, got, c.want)
+		}
 	}
 }

@@ -16,6 +16,9 @@ import (
 type runInfo struct {
 	id, entrypoint, phase, device string
 	source                        string // Run.Tags["source"]: "chrome_trace" for a PyTorch trace
+	// Run.Tags["out_of_memory_events"] and ["total_allocated_mismatches"]
+	// of a PyTorch trace, as written ("" when absent)
+	oomEvents, totalMismatches string
 }
 
 // lineTap passes a JSONL stream through unchanged and hands a copy of
@@ -149,6 +152,7 @@ type tapRecord struct {
 	kind, name, spanKind, step, opName string
 	runID, entrypoint, phase, device   string
 	source                             string // the meta record's tags.source
+	oomEvents, totalMismatches         string // its tags.out_of_memory_events and total_allocated_mismatches
 	id, parentID, spanID               []byte // span ids, valid until the next record
 	startNs, durationNs                uint64
 }
@@ -258,7 +262,8 @@ func (c *collector) line(line []byte) {
 	switch r.kind {
 	case "meta":
 		if c.run == nil {
-			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device, source: r.source}
+			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device,
+				source: r.source, oomEvents: r.oomEvents, totalMismatches: r.totalMismatches}
 		}
 	case "span_start":
 		var kind tracemem.SpanKind
@@ -356,10 +361,12 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 			*num = v
 		case tags && val.Kind() == '{': // the meta record's: decoded plainly
 			var t struct {
-				Source string `json:"source"`
+				Source          string `json:"source"`
+				OOMEvents       string `json:"out_of_memory_events"`
+				TotalMismatches string `json:"total_allocated_mismatches"`
 			}
 			if json.Unmarshal(val, &t) == nil {
-				r.source = t.Source
+				r.source, r.oomEvents, r.totalMismatches = t.Source, t.OOMEvents, t.TotalMismatches
 			}
 		}
 	}
