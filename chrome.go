@@ -30,13 +30,16 @@ import (
 // unknown event fields are ignored. ts and dur are microseconds, integers or
 // decimals (also exponent forms, or numbers in strings); they are converted to
 // integer nanoseconds from their decimal text, exactly down to 1 ns (digits
-// below 1 ns are dropped). pid and tid may be integers or strings.
+// below 1 ns are dropped); a ts of 2⁶³ ns or more is an error. pid and tid
+// may be integers or strings, compared as text: pid 1 and pid "1" are one
+// process.
 //
 // # Memory events
 //
 // An event named "[memory]" is an allocation (args.Bytes > 0) or a free
 // (Bytes < 0) on the device given by args "Device Type" and "Device Id"
-// (both required, with Bytes, as integers). Events with Bytes = 0 neither
+// (both required, with Bytes, as integers: 64.0 and 6.4e1 count, a string
+// does not; Bytes beyond 64 bits is an error). Events with Bytes = 0 neither
 // allocate nor free and give no memory event (their totals still give a
 // device sample). Device names, by c10 DeviceType number:
 //
@@ -55,7 +58,8 @@ import (
 // Tensor identity: with args.Addr (an integer, or a string in decimal or
 // 0x hex), a block is (device, address); each
 // allocation at an address not live gives a new tensor id
-// "<device>@0x<hex address>#<n>" (n counts the reuses of the address from 0).
+// "<device>@0x<hex address>#<n>" (n counts the tensors at the address from
+// 0, a pre-existing one that a free names included).
 // An allocation at a live address keeps that id (the analysis reports a
 // duplicate alloc), a free of an address already freed names the last id (a
 // double free), and a free of an address never allocated gets a fresh id
@@ -87,10 +91,12 @@ import (
 // consistent trace the analysis' live bytes then equal Total Allocated after
 // every memory event (the synthetic point itself shows B, the total before
 // the first event). It counts as one allocation in the analysis
-// (alloc_count, total_alloc_bytes). Events whose Total Allocated disagrees
-// with this running total (a trace that lost events) are counted in
-// Run.Tags["total_allocated_mismatches"]; R < 0 gives no baseline and counts
-// as one more mismatch.
+// (alloc_count, total_alloc_bytes). [memory] events whose Total Allocated
+// disagrees with this running total (a trace that lost events) are counted
+// in Run.Tags["total_allocated_mismatches"]; R < 0 gives no baseline and
+// counts as one more mismatch. A device whose [memory] events all have
+// Bytes = 0 has no event to place a baseline before, and gets none: its
+// totals are device samples only.
 //
 // Device samples: every [memory] or [OutOfMemory] event with "Total
 // Allocated" gives a DeviceMemorySample: used = Total Allocated, reserved =
@@ -137,20 +143,24 @@ import (
 // directly in its span ("" when none); its inputs, shape and dtype are
 // unknown.
 //
-// A memory event's span is the innermost span on its (pid, tid) whose
-// [start, start+dur] contains its ts, and its op name that span's name; when
+// A memory event's span is, of the spans on its (pid, tid) whose [start,
+// start+dur] contains its ts, the one that comes last in the order spans
+// nest in (above): the innermost when they nest, the later of two that
+// overlap or touch (an event at the instant one span ends and the next
+// begins is the next one's). Its op name is that span's name; when
 // there is none, a synthetic root span "thread:<n>" (n zero-padded to
 // one width, as span ids are) named
 // "thread <pid>/<tid>" (kind function, not measured, covering the thread's
 // imported events) with an empty op name.
 //
-// Times are ns since the earliest imported event (span, [memory] or
-// [OutOfMemory]).
+// Times are ns since the earliest imported event (span, [memory], with
+// Bytes = 0 too, or [OutOfMemory]).
 //
 // # Run
 //
 // Schema SchemaV6; phase train if any span is backward, else infer; device
-// the device with the most memory events (ties: the smallest name);
+// the device with the most [memory] events that allocate or free (the
+// synthetic baselines do not count; ties: the smallest name);
 // timing host; Tags["source"] = "chrome_trace".
 //
 // # Errors

@@ -1706,6 +1706,23 @@ func TestChromeMappingEdges(t *testing.T) {
 			[]string{x("aten::add", "cpu_op", 0, 10), memEvent("5", 8, 0, -1, ""), memEvent("5", 8, 1, 0, "")},
 			[]memRow{{5000, "cpu#0", alloc, 8, "cpu", "0", "aten::add", oth}, {5000, "cuda:0#0", alloc, 8, "cuda:0", "0", "aten::add", oth}},
 			[]opRow{{"0", "aten::add", "cpu"}}},
+		{"pid and tid as text", `pid 1 and pid "1" are one process, tid 1 and tid "1" one thread: the event is in the op (from a clean-room check)`,
+			[]string{x("aten::mm", "cpu_op", 10, 10), `{"name":"[memory]","ph":"i","ts":15,"pid":"1","tid":"1","args":{"Bytes":8,"Device Type":1,"Device Id":0}}`},
+			[]memRow{{5000, "cuda:0#0", alloc, 8, "cuda:0", "0", "aten::mm", oth}},
+			[]opRow{{"0", "aten::mm", "cuda:0"}}},
+		{"event where one span ends and the next begins", "of two spans that touch, the later holds the event at the instant they share, even when the earlier has a child ending there",
+			[]string{x("a", "cpu_op", 0, 10), x("a_child", "cpu_op", 5, 5), x("b", "cpu_op", 10, 10), memEvent("10", 8, 1, 0, "")},
+			[]memRow{{10000, "cuda:0#0", alloc, 8, "cuda:0", "2", "b", oth}},
+			[]opRow{{"0", "a", ""}, {"1", "a_child", ""}, {"2", "b", "cuda:0"}}},
+		{"pre-existing free numbers its address", "a free of an address never allocated is tensor #0 there, so the next allocation at it is #1",
+			[]string{memEvent("10", -8, 1, 0, addr(4096)), memEvent("20", 8, 1, 0, addr(4096))},
+			[]memRow{{0, "cuda:0@0x1000#0", free, 8, "cuda:0", "thread:0", "", oth}, {10000, "cuda:0@0x1000#1", alloc, 8, "cuda:0", "thread:0", "", oth}},
+			nil},
+		{"Bytes with an integer value", "64.0 and 6.4e1 are the integer 64",
+			[]string{`{"name":"[memory]","ph":"i","ts":0,"pid":1,"tid":1,"args":{"Bytes":64.0,"Device Type":1,"Device Id":0,"Addr":1}}`,
+				`{"name":"[memory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":-6.4e1,"Device Type":1,"Device Id":0,"Addr":1}}`},
+			[]memRow{{0, "cuda:0@0x1#0", alloc, 64, "cuda:0", "thread:0", "", oth}, {1000, "cuda:0@0x1#0", free, 64, "cuda:0", "thread:0", "", oth}},
+			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
@@ -1723,6 +1740,30 @@ func TestChromeMappingEdges(t *testing.T) {
 				t.Errorf("%s: Validate: %v", tc.reason, err)
 			}
 		})
+	}
+}
+
+// TestChromeBaselineEdges: the run's device counts the trace's own
+// allocations and frees, not the synthetic baselines; a device whose events
+// all have Bytes = 0 gets no baseline, only samples (from a clean-room
+// check).
+func TestChromeBaselineEdges(t *testing.T) {
+	// xpu:0 has 1000 bytes from before the trace, and one event; cuda:0
+	// one event: a tie that the smaller name breaks.
+	doc := mustReadChrome(t, []byte(`[`+memEvent("0", 64, 12, 0, `,"Total Allocated":1064`)+`,`+memEvent("1", 64, 1, 0, "")+`]`))
+	if got := doc.Run.Device; got != "cuda:0" {
+		t.Errorf("run device %q, want cuda:0 (1 event each; xpu:0's baseline is not an event of the trace)", got)
+	}
+	if rows := memRows(doc); len(rows) != 3 || rows[0].Tensor != "xpu:0#baseline" {
+		t.Errorf("memory %+v, want xpu:0's baseline first", rows)
+	}
+	doc = mustReadChrome(t, []byte(`[`+memEvent("0", 0, 1, 1, `,"Total Allocated":512`)+`,`+memEvent("1", 64, 1, 0, "")+`]`))
+	want := []memRow{{1000, "cuda:0#0", alloc, 64, "cuda:0", "thread:0", "", CategoryOther}}
+	if d := cmp.Diff(want, memRows(doc)); d != "" {
+		t.Errorf("a device of Bytes = 0 events only: memory (-want +got):\n%s", d)
+	}
+	if len(doc.DeviceMemory) != 1 || doc.DeviceMemory[0].Device != "cuda:1" || doc.DeviceMemory[0].UsedBytes != 512 {
+		t.Errorf("samples %+v, want one of cuda:1 with 512 bytes used", doc.DeviceMemory)
 	}
 }
 
