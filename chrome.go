@@ -10,11 +10,12 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tracemem/tracemem/internal/gzipread"
-	"github.com/tracemem/tracemem/internal/nonfinite"
+	"github.com/tracemem/tracemem/internal/lenient"
 )
 
 // ReadChromeTrace reads a PyTorch profiler trace (torch.profiler with
@@ -180,29 +181,46 @@ import (
 // the decoder has no SyntacticError for it); I/O and gzip errors are
 // wrapped.
 //
-// Non-finite numbers, which JSON has no syntax for but some writers emit
-// (older Kineto wrote inf and nan in args such as a Memcpy's "memory
-// bandwidth (GB/s)"; Python's json writes NaN and Infinity), are read as
-// values that are not numbers: ignored where the reader ignores the field,
-// an error ("not a number", "not an integer") where it needs one. They are
-// nan, inf and infinity in any case, with an optional sign, as whole words
-// outside strings. A trace with one is read twice (so that traces without
-// pay nothing for them), which needs r to be an io.Seeker, as a file is;
-// from another reader it is an error wrapping ErrInvalidJSON that says so.
+// # Near-JSON
+//
+// Some profilers wrote traces that are not quite JSON. These are read all
+// the same:
+//   - Non-finite numbers, which JSON has no syntax for (older Kineto wrote
+//     inf and nan in args such as a Memcpy's "memory bandwidth (GB/s)";
+//     Python's json writes NaN and Infinity): nan, inf and infinity in any
+//     case, with an optional sign, as whole words outside strings. They are
+//     read as values that are not numbers: ignored where the reader ignores
+//     the field, an error ("not a number", "not an integer") where it needs
+//     one.
+//   - N/A as a value (older Kineto wrote it for a kernel's "est. achieved
+//     occupancy %"), read as non-finite numbers are.
+//   - In strings, a backslash that starts no escape JSON has (PyTorch's
+//     profiler on Windows wrote file paths unescaped: "C:\Users\me\x.py"),
+//     read as '/', and a control character (below U+0020), read as a space.
+//     A backslash that does start one is read as that escape, so the \t of
+//     "C:\temp" is a tab, as in any JSON reader.
+//
+// A trace with any of these is read twice (so that traces without pay
+// nothing for them), which needs r to be an io.Seeker, as a file is; from
+// another reader it is an error wrapping ErrInvalidJSON that says what the
+// text is and where.
 func ReadChromeTrace(r io.Reader) (*TraceDocument, error) {
-	return retryNonFinite(r, func() (*TraceDocument, error) { return readChrome(r, false) })
+	return readRepaired(r, func() (*TraceDocument, error) { return readChrome(r, false) })
 }
 
-// errChromeNonFinite marks a syntax error at a non-finite number.
-var errChromeNonFinite = errors.New("not a JSON number")
+// errChromeLenient marks a syntax error at near-JSON that a second read
+// repairs (lenient.Reader).
+var errChromeLenient = errors.New("near-JSON")
 
-// retryNonFinite returns read(), unless it fails at a non-finite number
-// and r can be read again from where it was: then it reads r again as a
-// Chrome trace with those numbers replaced, and returns that unless it is
-// no Chrome trace either (then read's error). Finding them needs a pass that
-// follows strings byte by byte, which made every read a third slower, so
-// only traces that have them take it.
-func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
+// readRepaired returns read(), unless it fails at near-JSON that
+// lenient.Reader repairs (a non-finite number, say) and r can be read again
+// from where it was: then it reads r again as a Chrome trace with the
+// repairs, and returns that unless it is no Chrome trace either (then
+// read's error). Finding such text needs a pass that follows strings byte
+// by byte, which made every read a third slower, so only traces that have
+// it take it. When r cannot be read again, read's error says how to read
+// such a trace.
+func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
 	s, seekable := r.(io.Seeker)
 	var start int64
 	if seekable {
@@ -211,7 +229,10 @@ func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDoc
 		seekable = err == nil // not a pipe
 	}
 	doc, err := read()
-	if err != nil && seekable && errors.Is(err, errChromeNonFinite) {
+	if err == nil || !errors.Is(err, errChromeLenient) {
+		return doc, err
+	}
+	if seekable {
 		if _, serr := s.Seek(start, io.SeekStart); serr == nil {
 			doc2, err2 := readChrome(r, true)
 			// One before the format was told (ReadTrace) may be in
@@ -219,24 +240,30 @@ func retryNonFinite(r io.Reader, read func() (*TraceDocument, error)) (*TraceDoc
 			if !errors.Is(err2, ErrUnknownFormat) {
 				return doc2, err2
 			}
+			return doc, err
 		}
+	}
+	if pe, ok := err.(*ParseError); ok {
+		with := *pe
+		with.Msg += "; a trace with them is read from a file, or another io.Seeker"
+		return doc, &with
 	}
 	return doc, err
 }
 
-// readChrome reads a Chrome trace, with non-finite numbers replaced when
-// nonFinite is set.
-func readChrome(r io.Reader, nonFinite bool) (*TraceDocument, error) {
+// readChrome reads a Chrome trace, with near-JSON repaired when repair is
+// set.
+func readChrome(r io.Reader, repair bool) (*TraceDocument, error) {
 	src, closeSrc, _, err := gzipread.Open(bufio.NewReaderSize(r, 256<<10))
 	if err != nil {
 		return nil, err
 	}
 	defer closeSrc()
-	if nonFinite {
-		src = nonfinite.NewReader(src)
+	if repair {
+		src = lenient.NewReader(src)
 	}
 	p := newChromeParser(src)
-	p.nonFinite = nonFinite
+	p.repaired = repair
 	defer p.spans.release()
 	defer p.mems.release()
 	if err := p.parse(); err != nil {
@@ -392,7 +419,7 @@ type chromeParser struct {
 	// per-event scratch
 	name, pid, tid, key, tmp []byte
 
-	nonFinite bool // non-finite numbers are replaced in the input
+	repaired bool // near-JSON is repaired in the input (lenient.Reader)
 }
 
 func newChromeParser(r io.Reader) *chromeParser {
@@ -427,10 +454,10 @@ func (p *chromeParser) syntax(err error) error {
 	msg := "invalid JSON"
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		if off, tok := p.nonFiniteAt(se.ByteOffset); tok != "" && !p.nonFinite {
+		if off, tok, d := p.defectAt(se.ByteOffset); d != lenient.None && !p.repaired {
 			return &ParseError{Offset: off, Kind: p.where(),
-				Msg: "invalid JSON: " + nonFiniteMsg(tok),
-				Err: fmt.Errorf("%w: %w: %w", ErrInvalidJSON, errChromeNonFinite, err)}
+				Msg: "invalid JSON: " + defectMsg(d, tok),
+				Err: fmt.Errorf("%w: %w: %w", ErrInvalidJSON, errChromeLenient, err)}
 		}
 		if se.Err != nil {
 			msg += ": " + se.Err.Error()
@@ -440,24 +467,39 @@ func (p *chromeParser) syntax(err error) error {
 	return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: msg + ": " + err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidJSON, err)}
 }
 
-// nonFiniteMsg says what is wrong with the non-finite number tok, and how
-// such a trace is read.
-func nonFiniteMsg(tok string) string {
-	return tok + " is not a JSON number (older PyTorch profilers wrote such numbers); a trace with them is read from a file, or another io.Seeker"
+// defectMsg says what is wrong with the near-JSON tok, a defect d.
+func defectMsg(d lenient.Defect, tok string) string {
+	switch d {
+	case lenient.NonFinite:
+		return tok + " is not a JSON number (older PyTorch profilers wrote such numbers)"
+	case lenient.NotAvailable:
+		return "N/A is not a JSON value (older PyTorch profilers wrote it)"
+	case lenient.BadEscape:
+		if strings.ContainsFunc(tok, func(r rune) bool { return r < ' ' || r > '~' || r == '`' }) {
+			tok = strconv.Quote(tok)
+		} else {
+			tok = "`" + tok + "`"
+		}
+		return "invalid escape " + tok + " in a string (PyTorch's profiler on Windows wrote file paths unescaped)"
+	case lenient.ControlChar:
+		return fmt.Sprintf("control character %U in a string", rune(tok[0]))
+	}
+	return "invalid JSON"
 }
 
-// nonFiniteAt returns the offset and text of the non-finite number around
-// offset off of a syntax error, if the decoder's buffer shows one there.
-func (p *chromeParser) nonFiniteAt(off int64) (int64, string) {
+// defectAt returns the offset, text and kind of the near-JSON that a
+// syntax error at offset off stopped at, if the decoder's buffer shows one
+// there.
+func (p *chromeParser) defectAt(off int64) (int64, string, lenient.Defect) {
 	buf, base := p.dec.UnreadBuffer(), p.dec.InputOffset()
 	if off < base || off-base > int64(len(buf)) {
-		return 0, ""
+		return 0, "", lenient.None
 	}
-	start, end, ok := nonfinite.At(buf, int(off-base))
-	if !ok {
-		return 0, ""
+	start, end, d := lenient.DefectAt(buf, int(off-base))
+	if d == lenient.None {
+		return 0, "", d
 	}
-	return base + int64(start), string(buf[start:end])
+	return base + int64(start), string(buf[start:end]), d
 }
 
 // where names the current event, "traceEvents[i]", or "" outside events.

@@ -534,6 +534,78 @@ func TestChromeNonFinite(t *testing.T) {
 	}
 }
 
+// TestChromeRepairs: a trace with the other near-JSON older PyTorch
+// profilers wrote (Windows paths unescaped, N/A, raw control characters in
+// strings) reads as the trace with them repaired, from a reader that can
+// seek; from one that cannot, the error names the defect, where it is, and
+// how such a trace is read (from a trial on public traces).
+func TestChromeRepairs(t *testing.T) {
+	mem := memEvent("5", 100, 1, 0, "")
+	clean := `{"traceEvents":[{"ph":"X","cat":"python_function","name":"C:/Users/me/proj/x.py(12): forward","pid":1,"tid":1,"ts":1,"dur":9},
+	{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":"stream 7","ts":2,"dur":1,"args":{"est. achieved occupancy %":0}},
+	{"ph":"X","cat":"cpu_op","name":"aten::add x","pid":1,"tid":1,"ts":4,"dur":2},` + mem + `]}`
+	want, err := ReadChromeTrace(strings.NewReader(clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, from, to string
+		at             int    // event index of the defect
+		msg            string // what the error from a reader that cannot seek says
+	}{
+		{"Windows path", `C:/Users/me/proj/x.py`, `C:\Users\me\proj\x.py`, 0, "invalid escape `\\U` in a string (PyTorch's profiler on Windows wrote file paths unescaped)"},
+		{"N/A", `"est. achieved occupancy %":0`, `"est. achieved occupancy %":N/A`, 1, "N/A is not a JSON value (older PyTorch profilers wrote it)"},
+		{"control character", "aten::add x", "aten::add\tx", 2, "control character U+0009 in a string"},
+	} {
+		in := strings.Replace(clean, c.from, c.to, 1)
+		if in == clean {
+			t.Fatalf("%s: %q not in the trace", c.name, c.from)
+		}
+		for name, read := range map[string]func(io.Reader) (*TraceDocument, error){"ReadChromeTrace": ReadChromeTrace, "ReadTrace": ReadTrace} {
+			doc, err := read(strings.NewReader(in))
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c.name, name, err)
+			}
+			if diff := cmp.Diff(want, doc); diff != "" {
+				t.Errorf("%s: %s: differs from the trace repaired by hand (-want +got):\n%s", c.name, name, diff)
+			}
+			_, err = read(iotest.HalfReader(strings.NewReader(in)))
+			var pe *ParseError
+			wantMsg := "invalid JSON: " + c.msg + "; a trace with them is read from a file, or another io.Seeker"
+			if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidJSON) || pe.Msg != wantMsg ||
+				pe.Offset != int64(strings.Index(in, c.to)+strings.IndexAny(c.to, "\\N\t")) || pe.Kind != fmt.Sprintf("traceEvents[%d]", c.at) {
+				t.Errorf("%s: %s from a reader that cannot seek: %v; want a *ParseError at the defect in traceEvents[%d] wrapping ErrInvalidJSON, saying %q", c.name, name, err, c.at, wantMsg)
+			}
+		}
+	}
+
+	// Where a value is needed, N/A is one of the wrong type.
+	_, err = ReadChromeTrace(strings.NewReader(`[` + strings.Replace(mem, `"Bytes":100`, `"Bytes":N/A`, 1) + `]`))
+	if err == nil || !strings.HasSuffix(err.Error(), "traceEvents[0]: args.Bytes: not an integer in a [memory] event") {
+		t.Errorf("Bytes N/A: %v; want it to be no integer", err)
+	}
+	// Before traceEvents, where ReadTrace has not told the format yet; a
+	// valid escape in a path stays what JSON says it is.
+	early := strings.Replace(clean, `{"traceEvents":[`, `{"metadata":{"script":"C:\work\new\x.py"},"traceEvents":[`, 1)
+	for name, read := range map[string]func(io.Reader) (*TraceDocument, error){"ReadTrace": ReadTrace, "ReadChromeTrace": ReadChromeTrace} {
+		doc, err := read(strings.NewReader(early))
+		if err != nil {
+			t.Fatalf("%s, a path before traceEvents: %v", name, err)
+		}
+		if diff := cmp.Diff(want, doc); diff != "" {
+			t.Errorf("%s, a path before traceEvents: (-want +got):\n%s", name, diff)
+		}
+		if _, err := read(iotest.HalfReader(strings.NewReader(early))); err == nil || !strings.Contains(err.Error(), "invalid escape `\\w` in a string") {
+			t.Errorf("%s, a path before traceEvents, from a reader that cannot seek: %v", name, err)
+		}
+	}
+	// Text that is no trace gets no advice to read it from a file: it
+	// would fail the same.
+	if _, err := ReadTrace(strings.NewReader(`{"x": "C:\Users", "kind": "meta"}`)); err == nil || strings.Contains(err.Error(), "io.Seeker") || !strings.Contains(err.Error(), "invalid escape `\\U`") {
+		t.Errorf("not a trace, from a reader that can seek: %v; want the defect named, without advice", err)
+	}
+}
+
 // TestChromeUnknownCapacity checks that totals on a device of unknown
 // capacity do not make the analysis take the peak total for its capacity.
 func TestChromeUnknownCapacity(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tracemem/tracemem/internal/gzipread"
-	"github.com/tracemem/tracemem/internal/nonfinite"
+	"github.com/tracemem/tracemem/internal/lenient"
 	"github.com/tracemem/tracemem/internal/prefault"
 	"github.com/tracemem/tracemem/internal/traceformat"
 )
@@ -75,8 +75,9 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // record or the byte offset in a document (offsets count decompressed
 // bytes). Empty input gives ErrEmptyTrace, anything else that is not a
 // trace ErrUnknownFormat (both wrapped); I/O and gzip errors are wrapped.
-// A Chrome trace with non-finite numbers is read a second time when r is
-// an io.Seeker (see ReadChromeTrace).
+// A Chrome trace with near-JSON (non-finite numbers, N/A, Windows paths
+// unescaped) is read a second time when r is an io.Seeker (see
+// ReadChromeTrace).
 //
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second
@@ -110,7 +111,7 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // the ratio so far. A section's memory may then have up to 1/16 unused
 // room.
 func ReadTrace(r io.Reader) (*TraceDocument, error) {
-	return retryNonFinite(r, func() (*TraceDocument, error) { return readTrace(r) })
+	return readRepaired(r, func() (*TraceDocument, error) { return readTrace(r) })
 }
 
 func readTrace(r io.Reader) (*TraceDocument, error) {
@@ -252,11 +253,11 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(seen()[:min(int(se.ByteOffset), len(seen()))], []byte{'\n'})
-			if start, end, ok := nonfinite.At(seen(), int(se.ByteOffset)); ok {
+			if start, end, d := lenient.DefectAt(seen(), int(se.ByteOffset)); d != lenient.None {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
-				return &ParseError{Line: line, Msg: "not a trace: invalid JSON: " + nonFiniteMsg(string(seen()[start:end])),
-					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeNonFinite, err)}
+				return &ParseError{Line: line, Msg: "not a trace: invalid JSON: " + defectMsg(d, string(seen()[start:end])),
+					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeLenient, err)}
 			}
 			msg := "not a trace: invalid JSON: " + syntaxText(se)
 			switch at := seen()[min(int(se.ByteOffset), len(seen())):]; {

@@ -23,8 +23,8 @@ import "io"
 // ReadTrace and analyzed with Analyze, unless ReadTrace refuses it for a
 // reason of its own (see ErrOutOfOrder). The span errors of ReadTrace are errors here
 // too. Other formats ReadTrace accepts (the document form, Chrome traces)
-// are read into memory first, as ReadTrace reads them (non-finite numbers
-// in a Chrome trace too: see ReadChromeTrace), then replayed.
+// are read into memory first, as ReadTrace reads them (near-JSON in a
+// Chrome trace too: see ReadChromeTrace), then replayed.
 //
 // On any error, including a corrupt input or one cut inside a record (or
 // inside a gzip stream), AnalyzeStream returns no profile: a partial one
@@ -37,9 +37,9 @@ func AnalyzeStream(r io.Reader, opts Options) (*MemoryProfile, map[string]NodeMe
 		return nil, nil, a.err
 	}
 	streamed := false
-	// The other formats are read as ReadTrace reads them, non-finite
-	// numbers included.
-	doc, err := retryNonFinite(r, func() (*TraceDocument, error) {
+	// The other formats are read as ReadTrace reads them, near-JSON
+	// included.
+	doc, err := readRepaired(r, func() (*TraceDocument, error) {
 		src, closeSrc, _, err := decompress(r)
 		if err != nil {
 			return nil, err

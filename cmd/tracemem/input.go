@@ -214,7 +214,7 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	if seeker, ok := src.r.(io.Seeker); ok && start >= 0 {
 		// From the start, as the file itself (gzip or not), which
 		// ReadTrace can read again: it does for a Chrome trace with
-		// non-finite numbers.
+		// near-JSON (non-finite numbers, say).
 		at, err := seeker.Seek(0, io.SeekCurrent)
 		if err == nil {
 			_, err = seeker.Seek(start, io.SeekStart)

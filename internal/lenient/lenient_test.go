@@ -1,4 +1,4 @@
-package nonfinite
+package lenient
 
 import (
 	"bytes"
@@ -14,21 +14,33 @@ import (
 // reference is the rule read byte by byte over the whole input: outside
 // strings, a word (a maximal run of letters, digits, '_' and '.') that is
 // nan, inf or infinity in any case becomes `""` and spaces, with the sign
-// right before it.
+// right before it, and so does the word N with /A after it and no word
+// byte after that; inside strings, a backslash that does not start one of
+// the escapes JSON has becomes '/', and a byte below 0x20 a space.
 func reference(in []byte) []byte {
+	const wordBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+	isWord := func(c byte) bool { return strings.IndexByte(wordBytes, c) >= 0 }
 	out := bytes.Clone(in)
-	inStr, esc := false, false
+	inStr := false
 	sign := -2 // position of the last sign outside strings
 	for i := 0; i < len(out); i++ {
 		c := out[i]
 		if inStr {
 			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
 			case c == '"':
 				inStr = false
+			case c < 0x20:
+				out[i] = ' '
+			case c == '\\':
+				rest := string(out[i+1:])
+				switch {
+				case rest != "" && strings.IndexByte(`"\\/bfnrt`, rest[0]) >= 0:
+					i++
+				case len(rest) >= 5 && rest[0] == 'u' && strings.Trim(rest[1:5], "0123456789abcdefABCDEF") == "":
+					i += 5
+				default:
+					out[i] = '/'
+				}
 			}
 			continue
 		}
@@ -39,11 +51,11 @@ func reference(in []byte) []byte {
 		case c == '-' || c == '+':
 			sign = i
 			continue
-		case !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", rune(c)):
+		case !isWord(c):
 			continue
 		}
 		j := i
-		for j < len(out) && strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", rune(out[j])) {
+		for j < len(out) && isWord(out[j]) {
 			j++
 		}
 		if w := strings.ToLower(string(out[i:j])); w == "nan" || w == "inf" || w == "infinity" {
@@ -52,6 +64,9 @@ func reference(in []byte) []byte {
 				s--
 			}
 			copy(out[s:j], `""`+strings.Repeat(" ", j-s-2))
+		} else if string(out[i:j]) == "N" && strings.HasPrefix(string(out[j:]), "/A") && (j+2 == len(out) || !isWord(out[j+2])) {
+			copy(out[i:j+2], `"" `)
+			j += 2
 		}
 		i = j - 1
 	}
@@ -110,6 +125,16 @@ func TestReader(t *testing.T) {
 		{"sign in a string", `["-"inf]`, `["-""" ]`, "a sign inside a string is not the token's"},
 		{"at the end", `inf`, `"" `, "a token that ends the input"},
 		{"invalid", `[nan nan}`, `[""  "" }`, "invalid JSON stays invalid"},
+		{"N/A", `{"a":N/A,"b":[N/A],"c":"N/A"}`, `{"a":"" ,"b":["" ],"c":"N/A"}`, "N/A as a value, not in a string"},
+		{"not N/A", `[N/Ax,xN/A,N/a,n/A,N /A,-N/A]`, `[N/Ax,xN/A,N/a,n/A,N /A,-"" ]`, "only N/A as a whole word, in that case; a sign stays"},
+		{"N/A at the end", `N/A`, `"" `, "a token that ends the input"},
+		{"Windows path", `["C:\Users\me\x.py"]`, `["C:/Users/me/x.py"]`, "a backslash that starts no escape becomes a slash"},
+		{"valid escapes", `["\"\\\/\b\f\n\r\t\u00e9\uABCD"]`, `["\"\\\/\b\f\n\r\t\u00e9\uABCD"]`, `escapes JSON has stay, also in a path (\t reads as a tab)`},
+		{"bad \\u", `["\u12x","\uzzzz","C:\users"]`, `["/u12x","/uzzzz","C:/users"]`, `\u without four hex digits is no escape`},
+		{"backslash outside strings", `[1,\x]`, `[1,\x]`, "outside strings it is left for the decoder"},
+		{"control characters", "[\"a\tb\x00c\x1f\",\t1]", `["a b c ",` + "\t1]", "in strings they become spaces; outside they are white space or invalid"},
+		{"cut escape", `["ab\`, `["ab/`, "a backslash that the input's end cuts off starts no escape"},
+		{"cut \\u", `["\u00e`, `["/u00e`, `nor does \u and fewer than four hex digits`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := readChunks(t, []byte(tc.in), nil, 1<<10); string(got) != tc.want {
@@ -129,6 +154,7 @@ func TestReaderChunks(t *testing.T) {
 	inputs := []string{
 		`{"a":[NaN,-Infinity,"x\\\"nan",inf],"b":-inf,"c":nanx,"d":1e-5,"e":"\\"}`,
 		`[-Infinity,+inf,"\\\\",NaN,123456789012nan,nan]`,
+		`{"n":"C:\Users\u00e9\u12\t","o":N/A,"p":N/Ax,"q":"` + "\t\x01" + `","r":"\\"}`,
 	}
 	for _, in := range inputs {
 		want := reference([]byte(in))
@@ -149,7 +175,8 @@ func TestReaderChunks(t *testing.T) {
 // long words and many escapes across its end.
 func TestReaderLong(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	pieces := []string{`"`, `\`, `\\`, `\"`, `nan`, `-inf`, `Infinity`, ` `, `,`, `1`, `x`, `-`, `null`}
+	pieces := []string{`"`, `\`, `\\`, `\"`, `nan`, `-inf`, `Infinity`, ` `, `,`, `1`, `x`, `-`, `null`,
+		`N/A`, `N`, `/A`, `\U`, `\u00e9`, `\u12`, `u`, `0`, "\t", "\x00"}
 	for range 20 {
 		var b strings.Builder
 		for b.Len() < 3*bufSize {
@@ -221,7 +248,8 @@ func TestAt(t *testing.T) {
 }
 
 func FuzzReader(f *testing.F) {
-	for _, s := range []string{`[NaN,-inf,"nan\"inf",Infinity]`, `"\\"nan`, `-`, `nanx`, `{"a":+INF}`} {
+	for _, s := range []string{`[NaN,-inf,"nan\"inf",Infinity]`, `"\\"nan`, `-`, `nanx`, `{"a":+INF}`,
+		`{"a":N/A}`, `["C:\Users\u12\u00e9"]`, "[\"\t\"]", `"\u00`} {
 		f.Add([]byte(s), uint16(3))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16) {
@@ -237,4 +265,34 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("changed valid JSON %q to %q", in, got)
 		}
 	})
+}
+
+func TestDefectAt(t *testing.T) {
+	for _, tc := range []struct {
+		b          string
+		i          int
+		start, end int
+		want       Defect
+		why        string
+	}{
+		{`: inf,`, 2, 2, 5, NonFinite, "as At finds it"},
+		{`"C:\Users"`, 3, 3, 5, BadEscape, "the backslash and the byte after it"},
+		{`"\u12"}`, 1, 1, 7, BadEscape, `\u and what should be four hex digits`},
+		{`"\u1`, 1, 1, 4, BadEscape, `cut by the end of the buffer`},
+		{`"ab\`, 3, 3, 4, BadEscape, "a backslash that ends the buffer"},
+		{`"\n"`, 1, 0, 0, None, "a valid escape is no defect"},
+		{`"\u00e9"`, 1, 0, 0, None, "nor is a valid \\u escape"},
+		{"\"a\tb\"", 2, 2, 3, ControlChar, "a raw tab"},
+		{":N/A}", 1, 1, 4, NotAvailable, "N/A"},
+		{":N/A", 1, 1, 4, NotAvailable, "N/A that ends the buffer"},
+		{":N/", 1, 1, 3, NotAvailable, "cut by the end of the buffer"},
+		{":N/Ax", 1, 0, 0, None, "a longer word"},
+		{":x", 1, 0, 0, None, "no defect a Reader repairs"},
+		{":x", 5, 0, 0, None, "out of range"},
+	} {
+		start, end, d := DefectAt([]byte(tc.b), tc.i)
+		if d != tc.want || d != None && (start != tc.start || end != tc.end) {
+			t.Errorf("DefectAt(%q, %d) = %d, %d, %v; want %d, %d, %v: %s", tc.b, tc.i, start, end, d, tc.start, tc.end, tc.want, tc.why)
+		}
+	}
 }
