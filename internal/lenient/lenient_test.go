@@ -32,7 +32,7 @@ func reference(in []byte) []byte {
 			case c < 0x20:
 				out[i] = ' '
 			case c == '\\':
-				rest := string(out[i+1:])
+				rest := string(out[i+1 : min(i+6, len(out))]) // what an escape can span
 				switch {
 				case rest != "" && strings.IndexByte(`"\\/bfnrt`, rest[0]) >= 0:
 					i++
