@@ -31,7 +31,7 @@ import (
 // unknown event fields are ignored. ts and dur are microseconds, integers or
 // decimals (also exponent forms, or numbers in strings); they are converted to
 // integer nanoseconds from their decimal text, exactly down to 1 ns (digits
-// below 1 ns are dropped); a ts of 2⁶³ ns or more is an error. pid and tid
+// below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid
 // may be integers or strings, compared as text: pid 1 and pid "1" are one
 // process.
 //
@@ -40,7 +40,7 @@ import (
 // An event named "[memory]" is an allocation (args.Bytes > 0) or a free
 // (Bytes < 0) on the device given by args "Device Type" and "Device Id"
 // (both required, with Bytes, as integers: 64.0 and 6.4e1 count, a string
-// does not; Bytes beyond 64 bits is an error). Events with Bytes = 0 neither
+// does not; Bytes beyond ±2⁶³ is an error). Events with Bytes = 0 neither
 // allocate nor free and give no memory event (their totals still give a
 // device sample). Device names, by c10 DeviceType number:
 //
@@ -299,9 +299,10 @@ func chromeDeviceName(typ, id int64) string {
 const (
 	fieldAbsent uint8 = iota
 	fieldOK
-	fieldBad     // not an integer
-	fieldRange   // an integer outside int64
-	fieldRangeNs // a time in µs outside int64 once in ns
+	fieldBad       // not an integer
+	fieldRange     // an integer outside int64
+	fieldRangeAddr // an address beyond 64 bits
+	fieldRangeNs   // a time in µs outside int64 once in ns
 )
 
 // chromeInt is an integer argument as read.
@@ -316,6 +317,8 @@ func (c chromeInt) problem(want string) string {
 	case fieldAbsent:
 		return "missing"
 	case fieldRange:
+		return "out of range (beyond ±2⁶³)"
+	case fieldRangeAddr:
 		return "out of range (beyond 64 bits)"
 	case fieldRangeNs:
 		return "out of range (beyond 2⁶³ ns)"
@@ -734,7 +737,7 @@ func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 		if len(text) > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') {
 			u, err := strconv.ParseUint(string(text[2:]), 16, 64)
 			if errors.Is(err, strconv.ErrRange) {
-				return chromeInt{state: fieldRange}, nil
+				return chromeInt{state: fieldRangeAddr}, nil
 			}
 			if err != nil {
 				return chromeInt{state: fieldBad}, nil
@@ -754,7 +757,7 @@ func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 			return chromeInt{state: fieldOK, v: int64(u)}, nil
 		}
 		if errors.Is(err, strconv.ErrRange) {
-			return chromeInt{state: fieldRange}, nil
+			return chromeInt{state: fieldRangeAddr}, nil
 		}
 	case res == decRange:
 		return chromeInt{state: fieldRange}, nil

@@ -599,6 +599,32 @@ func TestChromeRepairs(t *testing.T) {
 			t.Errorf("%s, a path before traceEvents, from a reader that cannot seek: %v", name, err)
 		}
 	}
+	// What only looks like a repairable defect is invalid JSON, named as
+	// the decoder names it, with no advice (from a review): control
+	// characters and backslashes outside strings (a binary file, NUL
+	// padding), and in strings the defect the string has, not the word
+	// before it.
+	for _, c := range []struct{ name, in, msg string }{
+		{"binary file", "\x18\x00\x00\x00abc", "not a trace: invalid JSON: invalid character '\\x18' at start of value"},
+		{"NUL padding", "{\"traceEvents\":[]}\n\x00\x00", "invalid JSON: invalid character '\\x00' at start of value"},
+		{"backslash as a value", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":\q}}]`, `invalid JSON: invalid character '\\' at start of value`},
+		{"bad escape after nan", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":"nan\q"}}]`, "invalid JSON: invalid escape `\\q` in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
+		{"signed N/A", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":-N/A}}]`, "invalid JSON: N/A is not a JSON value (older PyTorch profilers wrote it); a trace with them is read from a file, or another io.Seeker"},
+	} {
+		for name, in := range map[string]io.Reader{"a pipe": iotest.HalfReader(strings.NewReader(c.in)), "a file": strings.NewReader(c.in)} {
+			_, err := ReadTrace(in)
+			var pe *ParseError
+			if name == "a file" && strings.Contains(c.msg, "io.Seeker") {
+				if err != nil {
+					t.Errorf("%s, from %s: %v; want it repaired", c.name, name, err)
+				}
+				continue
+			}
+			if !errors.As(err, &pe) || pe.Msg != c.msg {
+				t.Errorf("%s, from %s: %v; want the message %q", c.name, name, err, c.msg)
+			}
+		}
+	}
 	// Text that is no trace gets no advice to read it from a file: it
 	// would fail the same.
 	if _, err := ReadTrace(strings.NewReader(`{"x": "C:\Users", "kind": "meta"}`)); err == nil || strings.Contains(err.Error(), "io.Seeker") || !strings.Contains(err.Error(), "invalid escape `\\U`") {
@@ -809,7 +835,7 @@ func TestChromeErrors(t *testing.T) {
 		{"traceEvents not array", "wrong type", `{"traceEvents":{}}`, ErrUnknownFormat, "traceEvents is not an array", ""},
 		{"event not object", "an array of numbers", `[` + ok + `,3]`, nil, "an event is a JSON number, not an object", "traceEvents[1]"},
 		{"first event not object", "the offset is the value's, not a previous event's", ` [ "x"]`, nil, "an event is a JSON string, not an object", "traceEvents[0]"},
-		{"Bytes beyond int64", "a size that would wrap to a negative one (a free)", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":18446744073709551615`, 1) + `]`, nil, "args.Bytes: out of range (beyond 64 bits)", "traceEvents[0]"},
+		{"Bytes beyond int64", "a size that would wrap to a negative one (a free)", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":18446744073709551615`, 1) + `]`, nil, "args.Bytes: out of range (beyond ±2⁶³)", "traceEvents[0]"},
 		{"Bytes beyond int64 below", "a negative size beyond int64", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":-9223372036854775809`, 1) + `]`, nil, "args.Bytes: out of range", "traceEvents[0]"},
 		{"Bytes exponent beyond int64", "an exponent is allowed, a value beyond int64 is not", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":1e19`, 1) + `]`, nil, "args.Bytes: out of range", "traceEvents[0]"},
 		{"Device Type beyond int64", "a device type that would wrap to -1", `[` + strings.Replace(ok, `"Device Type":1`, `"Device Type":18446744073709551615`, 1) + `]`, nil, "args.Device Type: out of range", "traceEvents[0]"},
@@ -831,8 +857,9 @@ func TestChromeErrors(t *testing.T) {
 		{"args missing", "no args at all", `[{"name":"[memory]","ph":"i","ts":1,"pid":1,"tid":1}]`, nil, "args.Bytes: missing", "traceEvents[0]"},
 		{"ts missing", "a memory event needs a time", `[{"name":"[memory]","ph":"i","pid":1,"tid":1,"args":{"Bytes":1,"Device Type":1,"Device Id":0}}]`, nil, "ts: missing", "traceEvents[0]"},
 		{"ts garbage", "a time that is not a number", `[` + memEvent(`"soon"`, 1, 1, 0, "") + `]`, nil, "ts: not a number", "traceEvents[0]"},
-		{"Addr beyond uint64", "an address beyond 64 bits", `[` + memEvent("1", 1, 1, 0, `,"Addr":18446744073709551616`) + `]`, nil, "args.Addr: out of range", "traceEvents[0]"},
-		{"hex Addr beyond uint64", "likewise in hex: out of range, not \"not an integer\"", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0x10000000000000000"`) + `]`, nil, "args.Addr: out of range", "traceEvents[0]"},
+		{"Addr beyond uint64", "an address beyond 64 bits", `[` + memEvent("1", 1, 1, 0, `,"Addr":18446744073709551616`) + `]`, nil, "args.Addr: out of range (beyond 64 bits)", "traceEvents[0]"},
+		{"Bytes of 2⁶³", "a size that fits 64 bits but not int64: the message must not say it is beyond 64 bits (from a review)", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":9223372036854775808`, 1) + `]`, nil, "args.Bytes: out of range (beyond ±2⁶³)", "traceEvents[0]"},
+		{"hex Addr beyond uint64", "likewise in hex: out of range, not \"not an integer\"", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0x10000000000000000"`) + `]`, nil, "args.Addr: out of range (beyond 64 bits)", "traceEvents[0]"},
 		{"Addr bad", "a present Addr must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0xZZ"`) + `]`, nil, "args.Addr: not an integer", "traceEvents[0]"},
 		{"Total Allocated bad", "a present total must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":true`) + `]`, nil, "args.Total Allocated: not an integer", "traceEvents[0]"},
 		{"OOM Bytes bad", "OOM events have the same args", `[{"name":"[OutOfMemory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":[],"Device Type":1,"Device Id":0}}]`, nil, "args.Bytes: not an integer in a [OutOfMemory] event", "traceEvents[0]"},

@@ -223,10 +223,6 @@ func idCell(id string) string {
 	return id
 }
 
-// noMemoryEvents says that the trace has no memory events and, for a
-// PyTorch trace, when PyTorch writes them: a user who profiled without
-// profile_memory, or with a build that has no Kineto (whose profiler
-// exports the legacy form, without them), gets one with none.
 // allocatorNotes returns, as (heading, text) pairs, what a PyTorch trace's
 // reader counted of its allocator's events that the profile does not show:
 // allocations that failed, and totals that disagree with the allocs and
@@ -237,16 +233,20 @@ func allocatorNotes(r *runInfo) [][2]string {
 	}
 	var notes [][2]string
 	if n, err := strconv.ParseUint(r.oomEvents, 10, 64); err == nil && n > 0 {
-		notes = append(notes, [2]string{"Out of memory", fmt.Sprintf("%d [OutOfMemory] %s (%s PyTorch's allocator failed; not in the figures above)",
+		notes = append(notes, [2]string{"Out of memory", fmt.Sprintf("%d [OutOfMemory] %s (%s PyTorch's allocator failed, which no figure here counts)",
 			n, plural(n, "event", "events"), plural(n, "an allocation", "allocations"))})
 	}
 	if n, err := strconv.ParseUint(r.totalMismatches, 10, 64); err == nil && n > 0 {
-		notes = append(notes, [2]string{"Lost events", fmt.Sprintf("Total Allocated disagrees with the allocs and frees before it on %d [memory] %s (the figures above miss what was lost)",
+		notes = append(notes, [2]string{"Lost events", fmt.Sprintf("Total Allocated disagrees with the allocs and frees before it on %d [memory] %s (the figures here miss what was lost)",
 			n, plural(n, "event", "events"))})
 	}
 	return notes
 }
 
+// noMemoryEvents says that the trace has no memory events and, for a
+// PyTorch trace, when PyTorch writes them: a user who profiled without
+// profile_memory, or with a build that has no Kineto (whose profiler
+// exports the legacy form, without them), gets one with none.
 func noMemoryEvents(r *runInfo) string {
 	if r != nil && r.source == "chrome_trace" {
 		return "the trace has no memory events (PyTorch's profiler writes [memory] events with profile_memory=True, in builds with Kineto)"

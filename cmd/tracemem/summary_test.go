@@ -258,10 +258,10 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 		return strings.Replace(jsonlTrace(startRec("root", "step", "", 0), memRec(10, "alloc", "t", "root", "cuda:0", 8, "other"), endRec("root", 100)),
 			`"tags": {}`, `"tags": `+tags, 1)
 	}
-	oom1 := "Out of memory: 1 [OutOfMemory] event (an allocation PyTorch's allocator failed; not in the figures above)"
-	oom3 := "Out of memory: 3 [OutOfMemory] events (allocations PyTorch's allocator failed; not in the figures above)"
-	lost1 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 1 [memory] event (the figures above miss what was lost)"
-	lost2 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 2 [memory] events (the figures above miss what was lost)"
+	oom1 := "Out of memory: 1 [OutOfMemory] event (an allocation PyTorch's allocator failed, which no figure here counts)"
+	oom3 := "Out of memory: 3 [OutOfMemory] events (allocations PyTorch's allocator failed, which no figure here counts)"
+	lost1 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 1 [memory] event (the figures here miss what was lost)"
+	lost2 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 2 [memory] events (the figures here miss what was lost)"
 	for _, c := range []struct {
 		name, reason, file, trace string
 		want                      []string

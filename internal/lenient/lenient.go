@@ -23,8 +23,8 @@ const maxWord = len("infinity")
 
 // Reader passes its input through, with these repairs, each of the same
 // length:
-//   - outside strings, each non-finite number, and each N/A, becomes an
-//     empty string, `""`, padded with spaces. A decoder then reads the value
+//   - outside strings, each non-finite number, and each N/A, with the sign
+//     before it if any, becomes an empty string, `""`, padded with spaces. A decoder then reads the value
 //     as a string: ignored where the string is skipped, an error ("not a
 //     number") where a number is wanted;
 //   - in strings, a backslash that does not start a valid escape (\" \\ \/
@@ -161,8 +161,8 @@ func (f *Reader) process(atEOF bool) {
 		if isToken(b[w:k]) {
 			blank(b[i:k])
 		} else if k-w == 1 && b[w] == 'N' {
-			// N/A: a word "N", then "/A" and no more word (a sign before
-			// it stays, for the decoder to reject).
+			// N/A: a word "N", then "/A" and no more word, with the sign
+			// before it if any, as a non-finite number has.
 			rest := b[k:min(k+3, len(b))]
 			if len(rest) < 3 && !atEOF && hasPrefix("/A", rest) {
 				f.done = i
@@ -170,7 +170,7 @@ func (f *Reader) process(atEOF bool) {
 			}
 			if len(rest) >= 2 && rest[0] == '/' && rest[1] == 'A' && (len(rest) == 2 || !isWordByte(rest[2])) {
 				k += 2
-				blank(b[w:k])
+				blank(b[i:k])
 			}
 		}
 		i = k
@@ -326,36 +326,69 @@ const (
 )
 
 // DefectAt reports which defect that a Reader repairs a strict decoder
-// stopped at, where its syntax error points, at b[i], and [start, end) is
-// its text (of a bad escape, the backslash and the byte after it, or up to
-// six bytes for \u). A non-finite number is found as At finds it; the
-// others are at b[i] (the backslash, the control character, the N of N/A).
-// Strings are not told apart: the caller knows from the decoder whether
-// b[i] is inside one. b may be cut short after b[i].
+// stopped at, where its syntax error points (b[i]), and [start, end) is its
+// text. b must start outside any string (at the start of the input, or
+// where the decoder stood between two tokens), and may be cut short after
+// b[i]. Outside strings, the defect is a non-finite number (as At finds it)
+// or N/A, with the sign before it if any; inside a string, a backslash that
+// starts no escape (its text: the backslash and the letter after it, and
+// after \u the hex digits that follow) or a control character.
 func DefectAt(b []byte, i int) (start, end int, d Defect) {
+	if i < 0 || i > len(b) {
+		return 0, 0, None
+	}
+	if inString(b[:i]) {
+		if i == len(b) {
+			return 0, 0, None
+		}
+		switch c := b[i]; {
+		case c < 0x20:
+			return i, i + 1, ControlChar
+		case c == '\\' && escapeLen(b[i:]) <= 0:
+			end := min(i+2, len(b))
+			if end == i+2 && b[i+1] == 'u' {
+				for end < min(i+6, len(b)) && isHex(b[end]) {
+					end++
+				}
+			}
+			return i, end, BadEscape
+		}
+		return 0, 0, None
+	}
 	if start, end, ok := At(b, i); ok {
 		return start, end, NonFinite
 	}
-	if i < 0 || i >= len(b) {
+	w := i // the N of N/A, after a sign the decoder stopped at
+	if w < len(b) && (b[w] == '-' || b[w] == '+') {
+		w++
+	}
+	if w >= len(b) || b[w] != 'N' || w > 0 && isWordByte(b[w-1]) {
 		return 0, 0, None
 	}
-	switch c := b[i]; {
-	case c < 0x20:
-		return i, i + 1, ControlChar
-	case c == '\\':
-		if escapeLen(b[i:]) > 0 {
-			return 0, 0, None
+	if rest := b[w+1:]; len(rest) < 2 && hasPrefix("/A", rest) ||
+		len(rest) >= 2 && rest[0] == '/' && rest[1] == 'A' && (len(rest) == 2 || !isWordByte(rest[2])) {
+		start = w
+		if w > 0 && (b[w-1] == '-' || b[w-1] == '+') {
+			start--
 		}
-		end := min(i+2, len(b))
-		if end < len(b) && b[i+1] == 'u' {
-			end = min(i+6, len(b))
-		}
-		return i, end, BadEscape
-	case c == 'N':
-		if rest := b[i+1:]; len(rest) < 2 && hasPrefix("/A", rest) ||
-			len(rest) >= 2 && rest[0] == '/' && rest[1] == 'A' && (len(rest) == 2 || !isWordByte(rest[2])) {
-			return i, min(i+3, len(b)), NotAvailable
-		}
+		return start, min(w+3, len(b)), NotAvailable
 	}
 	return 0, 0, None
+}
+
+// inString reports whether the end of b, which starts outside strings, is
+// inside one.
+func inString(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case !in:
+			in = b[i] == '"'
+		case b[i] == '\\':
+			i++
+		case b[i] == '"':
+			in = false
+		}
+	}
+	return in
 }

@@ -15,7 +15,7 @@ import (
 // strings, a word (a maximal run of letters, digits, '_' and '.') that is
 // nan, inf or infinity in any case becomes `""` and spaces, with the sign
 // right before it, and so does the word N with /A after it and no word
-// byte after that; inside strings, a backslash that does not start one of
+// byte after that, with its sign; inside strings, a backslash that does not start one of
 // the escapes JSON has becomes '/', and a byte below 0x20 a space.
 func reference(in []byte) []byte {
 	const wordBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
@@ -65,8 +65,12 @@ func reference(in []byte) []byte {
 			}
 			copy(out[s:j], `""`+strings.Repeat(" ", j-s-2))
 		} else if string(out[i:j]) == "N" && strings.HasPrefix(string(out[j:]), "/A") && (j+2 == len(out) || !isWord(out[j+2])) {
-			copy(out[i:j+2], `"" `)
+			s := i
+			if sign == i-1 {
+				s--
+			}
 			j += 2
+			copy(out[s:j], `""`+strings.Repeat(" ", j-s-2))
 		}
 		i = j - 1
 	}
@@ -126,7 +130,8 @@ func TestReader(t *testing.T) {
 		{"at the end", `inf`, `"" `, "a token that ends the input"},
 		{"invalid", `[nan nan}`, `[""  "" }`, "invalid JSON stays invalid"},
 		{"N/A", `{"a":N/A,"b":[N/A],"c":"N/A"}`, `{"a":"" ,"b":["" ],"c":"N/A"}`, "N/A as a value, not in a string"},
-		{"not N/A", `[N/Ax,xN/A,N/a,n/A,N /A,-N/A]`, `[N/Ax,xN/A,N/a,n/A,N /A,-"" ]`, "only N/A as a whole word, in that case; a sign stays"},
+		{"not N/A", `[N/Ax,xN/A,N/a,n/A,N /A]`, `[N/Ax,xN/A,N/a,n/A,N /A]`, "only N/A as a whole word, in that case"},
+		{"signed N/A", `[-N/A,+N/A]`, `[""  ,""  ]`, "the sign is part of the token, as a non-finite number's"},
 		{"N/A at the end", `N/A`, `"" `, "a token that ends the input"},
 		{"Windows path", `["C:\Users\me\x.py"]`, `["C:/Users/me/x.py"]`, "a backslash that starts no escape becomes a slash"},
 		{"valid escapes", `["\"\\\/\b\f\n\r\t\u00e9\uABCD"]`, `["\"\\\/\b\f\n\r\t\u00e9\uABCD"]`, `escapes JSON has stay, also in a path (\t reads as a tab)`},
@@ -277,16 +282,26 @@ func TestDefectAt(t *testing.T) {
 	}{
 		{`: inf,`, 2, 2, 5, NonFinite, "as At finds it"},
 		{`"C:\Users"`, 3, 3, 5, BadEscape, "the backslash and the byte after it"},
-		{`"\u12"}`, 1, 1, 7, BadEscape, `\u and what should be four hex digits`},
+		{`"\u12"}`, 1, 1, 5, BadEscape, `\u and the hex digits after it`},
 		{`"\u1`, 1, 1, 4, BadEscape, `cut by the end of the buffer`},
 		{`"ab\`, 3, 3, 4, BadEscape, "a backslash that ends the buffer"},
+		{`"nan\q"`, 4, 4, 6, BadEscape, "in a string, after a word that would be a non-finite number outside one"},
 		{`"\n"`, 1, 0, 0, None, "a valid escape is no defect"},
 		{`"\u00e9"`, 1, 0, 0, None, "nor is a valid \\u escape"},
-		{"\"a\tb\"", 2, 2, 3, ControlChar, "a raw tab"},
+		{`[1,\q]`, 3, 0, 0, None, "a backslash outside strings is invalid JSON, not a bad escape"},
+		{`"\\",\q`, 5, 0, 0, None, "outside, after a string that ends in an escaped backslash"},
+		{"\"a\tb\"", 2, 2, 3, ControlChar, "a raw tab in a string"},
+		{"\"inf\x01\"", 4, 4, 5, ControlChar, "in a string, after a word that would be a non-finite number outside one"},
+		{"\x01{}", 0, 0, 0, None, "a control character outside strings is invalid JSON (a binary file)"},
+		{`"a",x` + "\x00", 5, 0, 0, None, "also after a string"},
 		{":N/A}", 1, 1, 4, NotAvailable, "N/A"},
+		{":-N/A}", 1, 1, 5, NotAvailable, "N/A with a sign, the decoder stopped at the sign"},
+		{":-N/A}", 2, 1, 5, NotAvailable, "or at the N"},
 		{":N/A", 1, 1, 4, NotAvailable, "N/A that ends the buffer"},
 		{":N/", 1, 1, 3, NotAvailable, "cut by the end of the buffer"},
 		{":N/Ax", 1, 0, 0, None, "a longer word"},
+		{":xN/A", 2, 0, 0, None, "the end of a longer word"},
+		{`"N/A`, 1, 0, 0, None, "N/A in a string is text"},
 		{":x", 1, 0, 0, None, "no defect a Reader repairs"},
 		{":x", 5, 0, 0, None, "out of range"},
 	} {
