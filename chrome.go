@@ -192,8 +192,8 @@ import (
 //     read as values that are not numbers: ignored where the reader ignores
 //     the field, an error ("not a number", "not an integer") where it needs
 //     one.
-//   - N/A as a value (older Kineto wrote it for a kernel's "est. achieved
-//     occupancy %"), read as non-finite numbers are.
+//   - N/A as a value, with an optional sign (older Kineto wrote it for a
+//     kernel's "est. achieved occupancy %"), read as non-finite numbers are.
 //   - In strings, a backslash that starts no escape JSON has (PyTorch's
 //     profiler on Windows wrote file paths unescaped: "C:\Users\me\x.py"),
 //     read as '/', and a control character (below U+0020), read as a space.

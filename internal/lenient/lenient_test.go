@@ -2,6 +2,7 @@ package lenient
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -254,7 +255,7 @@ func TestAt(t *testing.T) {
 
 func FuzzReader(f *testing.F) {
 	for _, s := range []string{`[NaN,-inf,"nan\"inf",Infinity]`, `"\\"nan`, `-`, `nanx`, `{"a":+INF}`,
-		`{"a":N/A}`, `["C:\Users\u12\u00e9"]`, "[\"\t\"]", `"\u00`} {
+		`{"a":N/A}`, `["C:\Users\u12\u00e9"]`, "[\"\t\"]", `"\u00`, "\x01{}", `[1,\q]`, `["nan\q"]`} {
 		f.Add([]byte(s), uint16(3))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16) {
@@ -268,6 +269,23 @@ func FuzzReader(f *testing.F) {
 		}
 		if jsontext.Value(in).IsValid() && !bytes.Equal(got, in) {
 			t.Fatalf("changed valid JSON %q to %q", in, got)
+		}
+		// A defect that DefectAt names where a decoder stops is one the
+		// Reader repairs (unless it reaches the end, where DefectAt
+		// allows for a buffer cut short).
+		dec := jsontext.NewDecoder(bytes.NewReader(in), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+		for {
+			_, err := dec.ReadValue()
+			var se *jsontext.SyntacticError
+			if err == nil {
+				continue
+			}
+			if errors.As(err, &se) {
+				if s, e, d := DefectAt(in, int(se.ByteOffset)); d != None && e < len(in) && bytes.Equal(got[s:e], in[s:e]) {
+					t.Fatalf("DefectAt(%q, %d) = %d, %d, %v, which the Reader leaves: %q", in, se.ByteOffset, s, e, d, got)
+				}
+			}
+			break
 		}
 	})
 }
