@@ -24,9 +24,9 @@ const maxWord = len("infinity")
 // Reader passes its input through, with these repairs, each of the same
 // length:
 //   - outside strings, each non-finite number, and each N/A, with the sign
-//     before it if any, becomes an empty string, `""`, padded with spaces. A decoder then reads the value
-//     as a string: ignored where the string is skipped, an error ("not a
-//     number") where a number is wanted;
+//     before it if any, becomes an empty string, `""`, padded with spaces.
+//     A decoder then reads the value as a string: ignored where the string
+//     is skipped, an error ("not a number") where a number is wanted;
 //   - in strings, a backslash that does not start a valid escape (\" \\ \/
 //     \b \f \n \r \t, or \u and four hex digits) becomes '/', so that a
 //     Windows path reads as one with slashes, and a control character
