@@ -476,7 +476,7 @@ func defectMsg(d lenient.Defect, tok string) string {
 	case lenient.NonFinite:
 		return tok + " is not a JSON number (older PyTorch profilers wrote such numbers)"
 	case lenient.NotAvailable:
-		return "N/A is not a JSON value (older PyTorch profilers wrote it)"
+		return tok + " is not a JSON value (older PyTorch profilers wrote such values)"
 	case lenient.BadEscape:
 		if strings.ContainsFunc(tok, func(r rune) bool { return r < ' ' || r > '~' || r == '`' }) {
 			tok = strconv.Quote(tok)
@@ -498,7 +498,10 @@ func (p *chromeParser) defectAt(off int64) (int64, string, lenient.Defect) {
 	if off < base || off-base > int64(len(buf)) {
 		return 0, "", lenient.None
 	}
-	start, end, d := lenient.DefectAt(buf, int(off-base))
+	// A value may begin at the buffer's start only right after '[' or
+	// before the top-level value: elsewhere a ',' or ':' would be in it.
+	kind, n := p.dec.StackIndex(p.dec.StackDepth())
+	start, end, d := lenient.DefectAt(buf, int(off-base), n == 0 && (kind == '[' || p.dec.StackDepth() == 0))
 	if d == lenient.None {
 		return 0, "", d
 	}

@@ -554,7 +554,7 @@ func TestChromeRepairs(t *testing.T) {
 		msg            string // what the error from a reader that cannot seek says
 	}{
 		{"Windows path", `C:/Users/me/proj/x.py`, `C:\Users\me\proj\x.py`, 0, "invalid escape `\\U` in a string (PyTorch's profiler on Windows wrote file paths unescaped)"},
-		{"N/A", `"est. achieved occupancy %":0`, `"est. achieved occupancy %":N/A`, 1, "N/A is not a JSON value (older PyTorch profilers wrote it)"},
+		{"N/A", `"est. achieved occupancy %":0`, `"est. achieved occupancy %":N/A`, 1, "N/A is not a JSON value (older PyTorch profilers wrote such values)"},
 		{"control character", "aten::add x", "aten::add\tx", 2, "control character U+0009 in a string"},
 	} {
 		in := strings.Replace(clean, c.from, c.to, 1)
@@ -609,7 +609,11 @@ func TestChromeRepairs(t *testing.T) {
 		{"NUL padding", "{\"traceEvents\":[]}\n\x00\x00", "invalid JSON: invalid character '\\x00' at start of value"},
 		{"backslash as a value", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":\q}}]`, `invalid JSON: invalid character '\\' at start of value`},
 		{"bad escape after nan", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":"nan\q"}}]`, "invalid JSON: invalid escape `\\q` in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
-		{"signed N/A", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":-N/A}}]`, "invalid JSON: N/A is not a JSON value (older PyTorch profilers wrote it); a trace with them is read from a file, or another io.Seeker"},
+		{"signed N/A", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":-N/A}}]`, "invalid JSON: -N/A is not a JSON value (older PyTorch profilers wrote such values); a trace with them is read from a file, or another io.Seeker"},
+		{"N/A right after a number", `[{"ph":"X","name":"k","x":1N/A}]`, `invalid JSON: invalid character 'N' after object value (expecting ',' or '}')`},
+		{"inf right after a number", `[{"ph":"X","name":"k","x":0inf}]`, `invalid JSON: invalid character 'i' after object value (expecting ',' or '}')`},
+		{"N/A after a value and a space", `[{"ph":"X","name":"k","x":1 N/A}]`, `invalid JSON: invalid character 'N' after object value (expecting ',' or '}')`},
+		{"nan right after a string", `[{"ph":"X","name":"k","x":["a"nan]}]`, `invalid JSON: invalid character 'n' after array element (expecting ',' or ']')`},
 	} {
 		for name, in := range map[string]io.Reader{"a pipe": iotest.HalfReader(strings.NewReader(c.in)), "a file": strings.NewReader(c.in)} {
 			_, err := ReadTrace(in)

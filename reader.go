@@ -253,7 +253,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(seen()[:min(int(se.ByteOffset), len(seen()))], []byte{'\n'})
-			if start, end, d := lenient.DefectAt(seen(), int(se.ByteOffset)); d != lenient.None {
+			if start, end, d := lenient.DefectAt(seen(), int(se.ByteOffset), true); d != lenient.None {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
 				return &ParseError{Line: line, Msg: "not a trace: invalid JSON: " + defectMsg(d, string(seen()[start:end])),

@@ -329,11 +329,15 @@ const (
 // stopped at, where its syntax error points (b[i]), and [start, end) is its
 // text. b must start outside any string (at the start of the input, or
 // where the decoder stood between two tokens), and may be cut short after
-// b[i]. Outside strings, the defect is a non-finite number (as At finds it)
-// or N/A, with the sign before it if any; inside a string, a backslash that
-// starts no escape (its text: the backslash and the letter after it, and
-// after \u the hex digits that follow) or a control character.
-func DefectAt(b []byte, i int) (start, end int, d Defect) {
+// b[i]; valueFirst tells whether a value may begin at its start (after
+// white space), as at the input's start or right after a '['. Outside
+// strings, the defect is a non-finite number (as At finds it) or N/A, with
+// the sign before it if any, where a value may begin: after '[', ',' or ':'
+// (a token that follows another with no separator is invalid JSON however
+// it is repaired); inside a string, a backslash that starts no escape (its
+// text: the backslash and the letter after it, and after \u the hex digits
+// that follow) or a control character.
+func DefectAt(b []byte, i int, valueFirst bool) (start, end int, d Defect) {
 	if i < 0 || i > len(b) {
 		return 0, 0, None
 	}
@@ -356,6 +360,9 @@ func DefectAt(b []byte, i int) (start, end int, d Defect) {
 		return 0, 0, None
 	}
 	if start, end, ok := At(b, i); ok {
+		if !valueAt(b, start, valueFirst) {
+			return 0, 0, None
+		}
 		return start, end, NonFinite
 	}
 	w := i // the N of N/A, after a sign the decoder stopped at
@@ -371,9 +378,29 @@ func DefectAt(b []byte, i int) (start, end int, d Defect) {
 		if w > 0 && (b[w-1] == '-' || b[w-1] == '+') {
 			start--
 		}
+		if !valueAt(b, start, valueFirst) {
+			return 0, 0, None
+		}
 		return start, min(w+3, len(b)), NotAvailable
 	}
 	return 0, 0, None
+}
+
+// valueAt reports whether a value may begin at b[i], outside strings: the
+// last byte before it that is not white space is '[', ',' or ':', or there
+// is none and valueFirst is set.
+func valueAt(b []byte, i int, valueFirst bool) bool {
+	for i > 0 {
+		i--
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '[', ',', ':':
+			return true
+		}
+		return false
+	}
+	return valueFirst
 }
 
 // inString reports whether the end of b, which starts outside strings, is

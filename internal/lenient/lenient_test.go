@@ -281,7 +281,7 @@ func FuzzReader(f *testing.F) {
 				continue
 			}
 			if errors.As(err, &se) {
-				if s, e, d := DefectAt(in, int(se.ByteOffset)); d != None && e < len(in) && bytes.Equal(got[s:e], in[s:e]) {
+				if s, e, d := DefectAt(in, int(se.ByteOffset), true); d != None && e < len(in) && bytes.Equal(got[s:e], in[s:e]) {
 					t.Fatalf("DefectAt(%q, %d) = %d, %d, %v, which the Reader leaves: %q", in, se.ByteOffset, s, e, d, got)
 				}
 			}
@@ -322,10 +322,34 @@ func TestDefectAt(t *testing.T) {
 		{`"N/A`, 1, 0, 0, None, "N/A in a string is text"},
 		{":x", 1, 0, 0, None, "no defect a Reader repairs"},
 		{":x", 5, 0, 0, None, "out of range"},
+		{"N/A}", 0, 0, 3, NotAvailable, "at the start of a buffer where a value may begin"},
+		{`{"a":1 N/A}`, 7, 0, 0, None, "a value with no separator before it is invalid however it is repaired"},
+		{`["a"nan]`, 4, 0, 0, None, "likewise after a string"},
+		{`[0-NaN]`, 2, 0, 0, None, "and after a number"},
+		{`[1,  N/A]`, 5, 5, 8, NotAvailable, "after a comma and white space"},
+		{`{"a": inf}`, 6, 6, 9, NonFinite, "after a colon"},
 	} {
-		start, end, d := DefectAt([]byte(tc.b), tc.i)
+		start, end, d := DefectAt([]byte(tc.b), tc.i, true)
 		if d != tc.want || d != None && (start != tc.start || end != tc.end) {
 			t.Errorf("DefectAt(%q, %d) = %d, %d, %v; want %d, %d, %v: %s", tc.b, tc.i, start, end, d, tc.start, tc.end, tc.want, tc.why)
 		}
+	}
+	// Where no value may begin at the buffer's start (the decoder read a
+	// number right before it: 1N/A, 0inf), none is named there.
+	for _, tc := range []struct {
+		b   string
+		i   int
+		why string
+	}{
+		{"N/A}", 0, "N/A"},
+		{"inf}", 0, "a non-finite number"},
+		{"  -N/A}", 2, "after white space"},
+	} {
+		if _, _, d := DefectAt([]byte(tc.b), tc.i, false); d != None {
+			t.Errorf("DefectAt(%q, %d, false) = %v, want none: %s", tc.b, tc.i, d, tc.why)
+		}
+	}
+	if _, _, d := DefectAt([]byte(`"\q"`), 1, false); d != BadEscape {
+		t.Errorf("a bad escape in a string is one wherever the string is")
 	}
 }
