@@ -71,9 +71,10 @@ func (p *chromeParser) build() *TraceDocument {
 // byExternalID reorders, in spans sorted by spanTree's key, each run of
 // spans that share a thread, start and end by their "External id" when
 // every span of the run has one, instead of by file order (the first of a
-// run becomes the parent of the next). Kineto numbers host ops as they start, so the lower id
-// is the outer op, while some of its versions write ops as they end, a child
-// before its parent; the legacy profiler writes no id, parents first.
+// run becomes the parent of the next). Kineto numbers host ops as they
+// start, so the lower id is the outer op, while some of its versions write
+// ops as they end, a child before its parent; the legacy profiler writes no
+// id, parents first.
 func byExternalID(spans []chromeSpan) {
 	for i := 0; i < len(spans); {
 		j, ids := i+1, spans[i].ext >= 0
@@ -93,8 +94,8 @@ func (b *chromeBuilder) rel(t int64) uint64 { return uint64(t - b.base) }
 
 // spanTree sorts the spans per thread by start, longer first, then file
 // order (for spans of one interval, External id order where they all have
-// one: see byExternalID), links each to its parent (the innermost span of its thread that
-// contains it) and gives it its step. (A full key and an unstable sort: the
+// one: see byExternalID), links each to its parent (the innermost span of
+// its thread that contains it) and gives it its step. (A full key and an unstable sort: the
 // stable one is O(n log² n).)
 func (b *chromeBuilder) spanTree() {
 	spans := b.spans
