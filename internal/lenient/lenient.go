@@ -87,12 +87,15 @@ var special = func() (t [256]bool) {
 	return t
 }()
 
-// process decides buf[done:end], replacing tokens, and moves done past what
-// is decided. Outside strings the input is read as words, maximal runs of
+// process decides buf[done:end], repairing it, and moves done past what is
+// decided. Outside strings the input is read as words, maximal runs of
 // letters, digits, '_' and '.': a word that is nan, inf or infinity in any
-// case is a token, with the sign right before it if any. At the end of the
-// input everything is decided; before it, a word (or a sign) that could be
-// a token and runs to the end of the buffer waits for the rest.
+// case is a token, and so is the word N with /A after it (and no word byte
+// after that), each with the sign right before it if any. Inside strings,
+// inString repairs escapes and control characters. At the end of the input
+// everything is decided; before it, a word (or a sign) that could be a
+// token, or an escape, that runs to the end of the buffer waits for the
+// rest.
 func (f *Reader) process(atEOF bool) {
 	b := f.buf[:f.end]
 	i := f.done
