@@ -166,12 +166,12 @@ func (f *Reader) process(atEOF bool) {
 		} else if k-w == 1 && b[w] == 'N' {
 			// N/A: a word "N", then "/A" and no more word, with the sign
 			// before it if any, as a non-finite number has.
-			rest := b[k:min(k+3, len(b))]
-			if len(rest) < 3 && !atEOF && hasPrefix("/A", rest) {
+			isNA, short := afterN(b[k:])
+			if short && !atEOF {
 				f.done = i
 				return
 			}
-			if len(rest) >= 2 && rest[0] == '/' && rest[1] == 'A' && (len(rest) == 2 || !isWordByte(rest[2])) {
+			if isNA {
 				k += 2
 				blank(b[i:k])
 			}
@@ -187,6 +187,15 @@ func blank(tok []byte) {
 	for j := 2; j < len(tok); j++ {
 		tok[j] = ' '
 	}
+}
+
+// afterN tells, from the bytes after a word N, whether it is N/A ("/A" and
+// no word byte after it), and whether they are too short to tell for sure
+// (a prefix of "/A", or "/A" at their end).
+func afterN(rest []byte) (isNA, short bool) {
+	short = len(rest) < 3 && hasPrefix("/A", rest)
+	isNA = len(rest) >= 2 && rest[0] == '/' && rest[1] == 'A' && (len(rest) == 2 || !isWordByte(rest[2]))
+	return isNA, short
 }
 
 // hasPrefix reports whether b is a prefix of s.
@@ -344,7 +353,7 @@ func DefectAt(b []byte, i int, valueFirst bool) (start, end int, d Defect) {
 	if i < 0 || i > len(b) {
 		return 0, 0, None
 	}
-	if inString(b[:i]) {
+	if endsInString(b[:i]) {
 		if i == len(b) {
 			return 0, 0, None
 		}
@@ -375,8 +384,7 @@ func DefectAt(b []byte, i int, valueFirst bool) (start, end int, d Defect) {
 	if w >= len(b) || b[w] != 'N' || w > 0 && isWordByte(b[w-1]) {
 		return 0, 0, None
 	}
-	if rest := b[w+1:]; len(rest) < 2 && hasPrefix("/A", rest) ||
-		len(rest) >= 2 && rest[0] == '/' && rest[1] == 'A' && (len(rest) == 2 || !isWordByte(rest[2])) {
+	if isNA, short := afterN(b[w+1:]); isNA || short {
 		start = w
 		if w > 0 && (b[w-1] == '-' || b[w-1] == '+') {
 			start--
@@ -406,9 +414,9 @@ func valueAt(b []byte, i int, valueFirst bool) bool {
 	return valueFirst
 }
 
-// inString reports whether the end of b, which starts outside strings, is
-// inside one.
-func inString(b []byte) bool {
+// endsInString reports whether the end of b, which starts outside strings,
+// is inside one.
+func endsInString(b []byte) bool {
 	in := false
 	for i := 0; i < len(b); i++ {
 		switch {
