@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -136,7 +137,7 @@ func TestReader(t *testing.T) {
 		{"N/A at the end", `N/A`, `"" `, "a token that ends the input"},
 		{"Windows path", `["C:\Users\me\x.py"]`, `["C:/Users/me/x.py"]`, "a backslash that starts no escape becomes a slash"},
 		{"valid escapes", `["\"\\\/\b\f\n\r\t\u00e9\uABCD"]`, `["\"\\\/\b\f\n\r\t\u00e9\uABCD"]`, `escapes JSON has stay, also in a path (\t reads as a tab)`},
-		{"bad \\u", `["\u12x","\uzzzz","C:\users"]`, `["/u12x","/uzzzz","C:/users"]`, `\u without four hex digits is no escape`},
+		{"bad \\u", `["\u12x","\uzzzz","C:\users","\u00g0"]`, `["/u12x","/uzzzz","C:/users","/u00g0"]`, `\u without four hex digits is no escape`},
 		{"backslash outside strings", `[1,\x]`, `[1,\x]`, "outside strings it is left for the decoder"},
 		{"control characters", "[\"a\tb\x00c\x1f\",\t1]", `["a b c ",` + "\t1]", "in strings they become spaces; outside they are white space or invalid"},
 		{"cut escape", `["ab\`, `["ab/`, "a backslash that the input's end cuts off starts no escape"},
@@ -161,7 +162,11 @@ func TestReaderChunks(t *testing.T) {
 		`{"a":[NaN,-Infinity,"x\\\"nan",inf],"b":-inf,"c":nanx,"d":1e-5,"e":"\\"}`,
 		`[-Infinity,+inf,"\\\\",NaN,123456789012nan,nan]`,
 		`{"n":"C:\Users\u00e9\u12\t","o":N/A,"p":N/Ax,"q":"` + "\t\x01" + `","r":"\\"}`,
+		`[1234567890123]`, // a word cut by a chunk, with one byte after it at the end
 	}
+	// A Read that never returns fails the test here, not at go test's
+	// timeout.
+	defer time.AfterFunc(time.Minute, func() { panic("TestReaderChunks: a Read did not return in a minute") }).Stop()
 	for _, in := range inputs {
 		want := reference([]byte(in))
 		for cut := range len(in) + 1 {
@@ -328,6 +333,11 @@ func TestDefectAt(t *testing.T) {
 		{`[0-NaN]`, 2, 0, 0, None, "and after a number"},
 		{`[1,  N/A]`, 5, 5, 8, NotAvailable, "after a comma and white space"},
 		{`{"a": inf}`, 6, 6, 9, NonFinite, "after a colon"},
+		{"[\rnan]", 2, 2, 5, NonFinite, "after '[' and a carriage return"},
+		{"-inf]", 1, 0, 4, NonFinite, "the sign at the buffer's start is the token's"},
+		{`[nan-`, 4, 0, 0, None, "a sign that ends the buffer starts what follows, not the word before it"},
+		{`"\u00g0"`, 1, 1, 5, BadEscape, `\u with a letter past f`},
+		{"[\"a\\\"\x01\"]", 5, 5, 6, ControlChar, "in a string, after an escaped quote"},
 	} {
 		start, end, d := DefectAt([]byte(tc.b), tc.i, true)
 		if d != tc.want || d != None && (start != tc.start || end != tc.end) {
