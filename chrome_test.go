@@ -614,6 +614,8 @@ func TestChromeRepairs(t *testing.T) {
 		{"inf right after a number", `[{"ph":"X","name":"k","x":0inf}]`, `invalid JSON: invalid character 'i' after object value (expecting ',' or '}')`},
 		{"N/A after a value and a space", `[{"ph":"X","name":"k","x":1 N/A}]`, `invalid JSON: invalid character 'N' after object value (expecting ',' or '}')`},
 		{"nan right after a string", `[{"ph":"X","name":"k","x":["a"nan]}]`, `invalid JSON: invalid character 'n' after array element (expecting ',' or ']')`},
+		{"nan after an event and a space", `{"traceEvents":[{"ph":"X"} nan]}`, `invalid JSON: invalid character 'n' after array element (expecting ',' or ']')`},
+		{"nan as a name", `{"traceEvents":[{nan}]}`, `invalid JSON: invalid character 'a' in literal null (expecting 'u')`},
 	} {
 		for name, in := range map[string]io.Reader{"a pipe": iotest.HalfReader(strings.NewReader(c.in)), "a file": strings.NewReader(c.in)} {
 			_, err := ReadTrace(in)
@@ -628,6 +630,12 @@ func TestChromeRepairs(t *testing.T) {
 				t.Errorf("%s, from %s: %v; want the message %q", c.name, name, err, c.msg)
 			}
 		}
+	}
+	// A word that only starts like a non-finite number, cut by the end of
+	// a pipe's input, is named with the advice; read again, repaired, it
+	// is what the decoder says, with no advice.
+	if _, err := ReadTrace(strings.NewReader(`{"traceEvents":[infin`)); err == nil || err.Error() != "offset 16: traceEvents[0]: invalid JSON: invalid character 'i' at start of value" {
+		t.Errorf("a cut word, read again: %v; want the decoder's error", err)
 	}
 	// Text that is no trace gets no advice to read it from a file: it
 	// would fail the same.
@@ -1220,6 +1228,15 @@ func TestChromeTiesByExternalID(t *testing.T) {
 		{"other thread", "a tie across threads is no nesting",
 			[]string{op("aten::empty", 2, id(69)), op("aten::zeros", 1, id(68)), mem},
 			map[string]string{"aten::empty": "", "aten::zeros": ""}, "aten::zeros"},
+		{"id 0", "0 is an id (Kineto's first), the outermost of its run",
+			[]string{op("a", 1, id(0)), op("b", 1, id(5)), op("c", 1, id(3)), mem},
+			map[string]string{"a": "", "b": "c", "c": "a"}, "b"},
+		{"one interval on two threads", "a run ends with its thread, even where the next thread's first span has the same interval",
+			[]string{
+				`{"ph":"X","cat":"cpu_op","name":"p","pid":1,"tid":1,"ts":0,"dur":200,"args":{"External id":1}}`,
+				`{"ph":"X","cat":"cpu_op","name":"x","pid":1,"tid":1,"ts":100,"dur":5,"args":{"External id":5}}`,
+				`{"ph":"X","cat":"cpu_op","name":"y","pid":1,"tid":2,"ts":100,"dur":5,"args":{"External id":3}}`, mem},
+			map[string]string{"p": "", "x": "p", "y": ""}, "x"},
 	} {
 		doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
 		names := make(map[string]string)
@@ -1237,6 +1254,39 @@ func TestChromeTiesByExternalID(t *testing.T) {
 		}
 		if len(doc.Memory) != 1 || names[doc.Memory[0].SpanID] != tc.memSpan {
 			t.Errorf("%s (%s): memory %+v, want it in %s", tc.name, tc.reason, doc.Memory, tc.memSpan)
+		}
+	}
+
+	// A run longer than a sort's small-slice cut-off, with ids repeated:
+	// ids order it, and file order the spans that share an id.
+	ext := func(i int) int { return []int{5, 1, 3}[i%3] }
+	var events, chain []string
+	for i := range 30 {
+		events = append(events, op(fmt.Sprintf("s%02d", i), 1, id(ext(i))))
+	}
+	for _, e := range []int{1, 3, 5} {
+		for i := range 30 {
+			if ext(i) == e {
+				chain = append(chain, fmt.Sprintf("s%02d", i))
+			}
+		}
+	}
+	doc := mustReadChrome(t, []byte("["+strings.Join(append(events, mem), ",")+"]"))
+	names := make(map[string]string)
+	for _, s := range doc.Spans {
+		names[s.ID] = s.Name
+	}
+	parent := make(map[string]string)
+	for _, s := range doc.Spans {
+		parent[s.Name] = names[s.ParentID]
+	}
+	for i, name := range chain {
+		want := ""
+		if i > 0 {
+			want = chain[i-1]
+		}
+		if parent[name] != want {
+			t.Errorf("long run: %s's parent is %q, want %q (chain %v)", name, parent[name], want, chain)
 		}
 	}
 }
