@@ -277,6 +277,12 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 			withTags(`{"out_of_memory_events": "0", "total_allocated_mismatches": "0"}`), nil},
 		{"not counts", "tags of another producer that are not counts say nothing", "other.jsonl",
 			withTags(`{"out_of_memory_events": "many", "total_allocated_mismatches": "-1"}`), nil},
+		{"no source", "the counts say what they say without a source tag", "nosource.jsonl",
+			withTags(`{"out_of_memory_events": "1"}`), []string{oom1}},
+		{"other bases", "counts are decimal: hex and binary are not counts", "hex.jsonl",
+			withTags(`{"out_of_memory_events": "0x2", "total_allocated_mismatches": "0b11"}`), nil},
+		{"beyond 64 bits", "nor is a number beyond 64 bits", "big.jsonl",
+			withTags(`{"out_of_memory_events": "99999999999999999999", "total_allocated_mismatches": "18446744073709551616"}`), nil},
 	} {
 		path := writeFile(t, t.TempDir(), c.file, []byte(c.trace))
 		r := runCmd(t, nil, "summary", path)
