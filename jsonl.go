@@ -281,7 +281,7 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 	}
 	d.fast, d.kind, d.seen = fastOn, k, 0
 	resetRecord(k, d)
-	d.p.unknown = append(d.p.unknown[:0], kindName)
+	d.p.unknown, d.p.renamed = append(d.p.unknown[:0], kindName), 0
 	return true
 }
 

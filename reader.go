@@ -90,8 +90,13 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // JSON tag in the document types has neither omitempty nor omitzero, except
 // category and, in JSONL, a span's closed and duration_ns (its span_end
 // gives them); a required field that is absent is an error ("missing
-// required field"). Fields the types do not have are ignored (later
-// producers add fields); an op's or tensor's absent storage_bytes is set to
+// required field"). null is absent for an optional field and empty for
+// shape, inputs and tags; for another required field it is of the wrong
+// type. Fields the types do not have are ignored (later producers add
+// fields), but the names schema /7 gave storage_bytes and
+// input_storage_bytes, output_dense_bytes and input_dense_bytes, are read
+// as those fields in either schema, and a record that gives one field under
+// both its names is an error. An op's or tensor's absent storage_bytes is set to
 // the dense size of shape × dtype when the dtype is known (nil otherwise);
 // an absent category is CategoryOther; empty arrays, objects and sections
 // are nil (never empty non-nil), so a document compares equal to what

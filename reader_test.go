@@ -176,6 +176,15 @@ func TestReadTraceValid(t *testing.T) {
 				d.DeviceMemory = []DeviceMemorySample{{Device: "d", UsedBytes: 1, FreeBytes: 2}}
 				d.Gradients = []Gradient{{EventID: "e", Root: "m", Key: "k", State: GradientMissing}}
 			})},
+		{"null arrays and objects", "null is empty for shape, inputs and tags (documented; from a clean-room check)",
+			rdLines(strings.Replace(tMeta, `"tags":{"a":"b"}`, `"tags":null`, 1),
+				`{"kind":"op","span_id":"s","op_name":"x","inputs":null,"shape":null,"dtype":"u8","device":"d","duration_ns":1,"timestamp_ns":2,"input_storage_bytes":0}`,
+				`{"kind":"memory","timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":1,"action":"alloc","shape":null,"dtype":"u8"}`),
+			minimal(func(d *TraceDocument) {
+				d.Run.Tags = nil
+				d.Ops = []Op{{SpanID: "s", OpName: "x", DType: "u8", Device: "d", DurationNs: 1, TimestampNs: 2, StorageBytes: rdU64(1)}}
+				d.Memory = []MemoryEvent{{TimestampNs: 1, TensorID: "t", SpanID: "s", Device: "d", Bytes: 1, DType: "u8"}}
+			})},
 		{"explicit storage_bytes", "an explicit storage_bytes is kept even when it differs from shape x dtype",
 			rdLines(tMeta, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"storage_bytes":7`, 1)),
 			minimal(func(d *TraceDocument) { d.Ops = rdFullDoc().Ops; d.Ops[0].StorageBytes = rdU64(7) })},
@@ -189,6 +198,13 @@ func TestReadTraceValid(t *testing.T) {
 				d.Ops = rdFullDoc().Ops
 				d.Ops[0].StorageBytes = rdU64(9)
 				d.Memory = rdFullDoc().Memory[:1]
+			})},
+		{"/7 names in a /6 trace", "output_dense_bytes and input_dense_bytes are read in either schema (documented; from a clean-room check)",
+			rdLines(tMeta,
+				`{"kind":"op","span_id":"root","op_name":"matmul","inputs":["a","b"],"output":"t1","shape":[10,10],"dtype":"f32","device":"cuda:0","duration_ns":5,"timestamp_ns":10,"input_dense_bytes":800,"output_dense_bytes":9}`),
+			minimal(func(d *TraceDocument) {
+				d.Ops = rdFullDoc().Ops
+				d.Ops[0].StorageBytes = rdU64(9)
 			})},
 		{"escapes", "escaped strings are decoded (names and values)",
 			rdLines(tMeta, `{"k\u0069nd":"memory","timestamp_ns":1,"tensor_id":"t\"1\\","span_id":"s","device":"cuda:\u0030","bytes":1,"action":"alloc","shape":[1],"dtype":"u8","category":"other"}`),
@@ -413,6 +429,21 @@ func TestReadTraceErrors(t *testing.T) {
 		{"output_dense_bytes negative", "an error names the field as written: the /7 name output_dense_bytes, not storage_bytes",
 			rdLines(tMetaV7, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"output_dense_bytes":-1`, 1)),
 			`^line 2: op: output_dense_bytes: want an unsigned integer, got negative number -1$`, nil, 0},
+		{"both names of storage_bytes", "storage_bytes and its /7 name output_dense_bytes are one field: the error says so, since no name is written twice (from a clean-room check)",
+			rdLines(tMetaV7, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"storage_bytes":4,"output_dense_bytes":4`, 1)),
+			`^line 2: op: output_dense_bytes: duplicate field \(storage_bytes is given too: the two are one field, named so before and since schema /7\)$`, ErrInvalidJSON, 0},
+		{"both names of input_storage_bytes", "likewise input_dense_bytes, /7 name first",
+			rdLines(tMetaV7, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_dense_bytes":800,"input_storage_bytes":800`, 1)),
+			`^line 2: op: input_storage_bytes: duplicate field \(input_dense_bytes is given too: the two are one field, named so before and since schema /7\)$`, ErrInvalidJSON, 0},
+		{"both names on a tensor", "a tensor's storage_bytes has the /7 name too",
+			rdLines(tMetaV7, strings.Replace(tTensor, `"requires_grad":true`, `"requires_grad":true,"output_dense_bytes":8,"storage_bytes":8`, 1)),
+			`^line 2: tensor: storage_bytes: duplicate field \(output_dense_bytes is given too: the two are one field, named so before and since schema /7\)$`, ErrInvalidJSON, 0},
+		{"both names in the document form", "the document form reads records with the same parser",
+			docPrefix + `"ops":[` + strings.Replace(strings.Replace(tOp, `"kind":"op",`, ``, 1), `"input_storage_bytes":800`, `"input_storage_bytes":800,"output_dense_bytes":4,"storage_bytes":4`, 1) + `]}`,
+			`^offset \d+: ops: storage_bytes: duplicate field \(output_dense_bytes is given too: the two are one field, named so before and since schema /7\)$`, ErrInvalidJSON, 0},
+		{"one name twice", "storage_bytes given twice is a plain duplicate",
+			rdLines(tMetaV7, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"storage_bytes":4,"storage_bytes":4`, 1)),
+			`^line 2: op: storage_bytes: duplicate field$`, ErrInvalidJSON, 0},
 		{"exponent upper case", "1E3 is a number with an exponent like 1e3: non-integer, not an overflow",
 			rdLines(tMeta, memPrefix+`"bytes":1E3}`),
 			`^line 2: memory: bytes: want an unsigned integer, got non-integer number 1E3$`, nil, 0},

@@ -24,7 +24,7 @@ type recordFields = recordDecoder
 // Offset (of the value at fault, relative to the object) set.
 func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []member, alts [][]byte, doc bool) *ParseError {
 	resetRecord(k, r)
-	p.unknown = p.unknown[:0]
+	p.unknown, p.renamed = p.unknown[:0], 0
 	var seen uint32
 	for i := range ms {
 		m := &ms[i]
@@ -87,6 +87,15 @@ func (p *valueParser) field(k recordKind, r *recordFields, name, v []byte, seen 
 	case recEdge:
 		bit, perr = p.edgeField(&r.edge, name, v)
 	}
+	if bit&(1<<fRecStorage|1<<fRecInputStorage) != 0 {
+		if i := renamedIndex(name); i >= 0 {
+			if perr == nil && *seen&bit != 0 && p.renamed&(1<<(i^1)) != 0 {
+				perr = &ParseError{Field: string(name), Msg: "duplicate field (" + renamedNames[i^1] +
+					" is given too: the two are one field, named so before and since schema /7)", Err: ErrInvalidJSON}
+			}
+			p.renamed |= 1 << i
+		}
+	}
 	if perr == nil && *seen&bit != 0 {
 		perr = &ParseError{Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
 	}
@@ -95,6 +104,21 @@ func (p *valueParser) field(k recordKind, r *recordFields, name, v []byte, seen 
 	}
 	*seen |= bit
 	return perr
+}
+
+// renamedNames are the fields schema /7 renamed, each name before its new
+// one (index i^1 is the other name of name i). Both are read, in either
+// schema; a record may give one of them.
+var renamedNames = [4]string{"storage_bytes", "output_dense_bytes", "input_storage_bytes", "input_dense_bytes"}
+
+// renamedIndex returns the index of name in renamedNames, or -1.
+func renamedIndex(name []byte) int {
+	for i, n := range renamedNames {
+		if string(name) == n {
+			return i
+		}
+	}
+	return -1
 }
 
 // unknownScan is how many ignored field names of a record are compared one
@@ -510,6 +534,7 @@ type valueParser struct {
 	last    [numSlots]string
 	esc     bool     // the current value may hold escapes; false: unquote needs no check
 	unknown [][]byte // names of the ignored fields of the current record
+	renamed uint8    // which of renamedNames the current record used (bit i: name i)
 	// unknownSet holds them too when there are more than unknownScan.
 	unknownSet map[string]struct{}
 }
