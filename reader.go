@@ -103,7 +103,8 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // reading its WriteJSONL output gives. A name given twice in a record (or a
 // tags object, or among the document's own keys) is an error wrapping
 // ErrInvalidJSON; inside the value of a field that is ignored, it is
-// ignored too.
+// ignored too. A JSONL record or a document nested more than 10,000 deep
+// is refused, in ignored values too (the limit encoding/json/v2 has).
 //
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.
