@@ -95,16 +95,17 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // type. Fields the types do not have are ignored (later producers add
 // fields), but the names schema /7 gave storage_bytes and
 // input_storage_bytes, output_dense_bytes and input_dense_bytes, are read
-// as those fields in either schema, and a record that gives one field under
-// both its names is an error. An op's or tensor's absent storage_bytes is set to
-// the dense size of shape × dtype when the dtype is known (nil otherwise);
-// an absent category is CategoryOther; empty arrays, objects and sections
-// are nil (never empty non-nil), so a document compares equal to what
-// reading its WriteJSONL output gives. A name given twice in a record (or a
-// tags object, or among the document's own keys) is an error wrapping
-// ErrInvalidJSON; inside the value of a field that is ignored, it is
-// ignored too. A JSONL record or a document nested more than 10,000 deep
-// is refused, in ignored values too (the limit encoding/json/v2 has).
+// as those fields in either schema, and a record that gives one field
+// under both its names is an error. An op's or tensor's absent
+// storage_bytes is set to the dense size of shape × dtype when the dtype
+// is known (nil otherwise); an absent category is CategoryOther; empty
+// arrays, objects and sections are nil (never empty non-nil), so a
+// document compares equal to what reading its WriteJSONL output gives. A
+// name given twice in a record (or a tags object, or among the document's
+// own keys) is an error wrapping ErrInvalidJSON; inside the value of a
+// field that is ignored, it is ignored too. A JSONL record or a document
+// nested more than 10,000 deep is refused, in ignored values too (the
+// limit encoding/json/v2 has).
 //
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.

@@ -90,8 +90,9 @@ func (p *valueParser) field(k recordKind, r *recordFields, name, v []byte, seen 
 	if bit&(1<<fRecStorage|1<<fRecInputStorage) != 0 {
 		if i := renamedIndex(name); i >= 0 {
 			if perr == nil && *seen&bit != 0 && p.renamed&(1<<(i^1)) != 0 {
-				perr = &ParseError{Field: string(name), Msg: "duplicate field (" + renamedNames[i^1] +
-					" is given too: the two are one field, named so before and since schema /7)", Err: ErrInvalidJSON}
+				when := [2]string{"before", "since"}[(i^1)&1]
+				perr = &ParseError{Field: string(name), Msg: "duplicate field (also given as " + renamedNames[i^1] +
+					", its name " + when + " schema /7)", Err: ErrInvalidJSON}
 			}
 			p.renamed |= 1 << i
 		}
