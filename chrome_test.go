@@ -632,8 +632,8 @@ func TestChromeRepairs(t *testing.T) {
 		}
 	}
 	// A word that only starts like a non-finite number, cut by the end of
-	// a pipe's input, is named with the advice; read again, repaired, it
-	// is what the decoder says, with no advice.
+	// the input, sends a seekable input to a second read; there, repaired,
+	// the error is the decoder's, with no advice to read it again.
 	if _, err := ReadTrace(strings.NewReader(`{"traceEvents":[infin`)); err == nil || err.Error() != "offset 16: traceEvents[0]: invalid JSON: invalid character 'i' at start of value" {
 		t.Errorf("a cut word, read again: %v; want the decoder's error", err)
 	}
@@ -1228,7 +1228,7 @@ func TestChromeTiesByExternalID(t *testing.T) {
 		{"other thread", "a tie across threads is no nesting",
 			[]string{op("aten::empty", 2, id(69)), op("aten::zeros", 1, id(68)), mem},
 			map[string]string{"aten::empty": "", "aten::zeros": ""}, "aten::zeros"},
-		{"id 0", "0 is an id (Kineto's first), the outermost of its run",
+		{"id 0", "0 is an id: the outermost of its run, and at its head",
 			[]string{op("a", 1, id(0)), op("b", 1, id(5)), op("c", 1, id(3)), mem},
 			map[string]string{"a": "", "b": "c", "c": "a"}, "b"},
 		{"one interval on two threads", "a run ends with its thread, even where the next thread's first span has the same interval",
