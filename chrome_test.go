@@ -1188,6 +1188,21 @@ func TestChromeTiesByExternalID(t *testing.T) {
 	}
 	id := func(n int) string { return fmt.Sprintf(`,"args":{"Device":1,"External id":%d}`, n) }
 	mem := `{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":102,"args":{"Device Type":1,"Device Id":0,"Bytes":512}}`
+	// A run longer than a sort's small-slice cut-off, with ids repeated:
+	// ids order it, and file order the spans that share an id.
+	ext := func(i int) int { return []int{5, 1, 3}[i%3] }
+	longRun, longParent, prev := []string{mem}, make(map[string]string), ""
+	for i := range 30 {
+		longRun = append(longRun, op(fmt.Sprintf("s%02d", i), 1, id(ext(i))))
+	}
+	for _, e := range []int{1, 3, 5} {
+		for i := range 30 {
+			if ext(i) == e {
+				name := fmt.Sprintf("s%02d", i)
+				longParent[name], prev = prev, name
+			}
+		}
+	}
 	for _, tc := range []struct {
 		name, reason string
 		events       []string
@@ -1237,6 +1252,8 @@ func TestChromeTiesByExternalID(t *testing.T) {
 				`{"ph":"X","cat":"cpu_op","name":"x","pid":1,"tid":1,"ts":100,"dur":5,"args":{"External id":5}}`,
 				`{"ph":"X","cat":"cpu_op","name":"y","pid":1,"tid":2,"ts":100,"dur":5,"args":{"External id":3}}`, mem},
 			map[string]string{"p": "", "x": "p", "y": ""}, "x"},
+		{"long run", "30 spans, ids repeated: a stable sort (file order among equal ids) past the small-slice cut-off",
+			longRun, longParent, prev},
 	} {
 		doc := mustReadChrome(t, []byte("["+strings.Join(tc.events, ",")+"]"))
 		names := make(map[string]string)
@@ -1257,38 +1274,6 @@ func TestChromeTiesByExternalID(t *testing.T) {
 		}
 	}
 
-	// A run longer than a sort's small-slice cut-off, with ids repeated:
-	// ids order it, and file order the spans that share an id.
-	ext := func(i int) int { return []int{5, 1, 3}[i%3] }
-	var events, chain []string
-	for i := range 30 {
-		events = append(events, op(fmt.Sprintf("s%02d", i), 1, id(ext(i))))
-	}
-	for _, e := range []int{1, 3, 5} {
-		for i := range 30 {
-			if ext(i) == e {
-				chain = append(chain, fmt.Sprintf("s%02d", i))
-			}
-		}
-	}
-	doc := mustReadChrome(t, []byte("["+strings.Join(append(events, mem), ",")+"]"))
-	names := make(map[string]string)
-	for _, s := range doc.Spans {
-		names[s.ID] = s.Name
-	}
-	parent := make(map[string]string)
-	for _, s := range doc.Spans {
-		parent[s.Name] = names[s.ParentID]
-	}
-	for i, name := range chain {
-		want := ""
-		if i > 0 {
-			want = chain[i-1]
-		}
-		if parent[name] != want {
-			t.Errorf("long run: %s's parent is %q, want %q (chain %v)", name, parent[name], want, chain)
-		}
-	}
 }
 
 // allocatorTrace renders a random allocator history as a Chrome trace:
