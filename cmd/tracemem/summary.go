@@ -27,7 +27,7 @@ func cmdSummary(e *env, args []string) error {
 		return err
 	}
 	traces, errs := loadAll(e, files, loadOptions{opts: tracemem.Options{MaxTimelinePoints: summaryTimelinePoints}})
-	failed := false
+	failed, wrote := false, false
 	out := &stickyWriter{w: e.stdout}
 	for i, t := range traces {
 		if errs[i] != nil {
@@ -35,13 +35,16 @@ func cmdSummary(e *env, args []string) error {
 			failed = true
 			continue
 		}
-		if i > 0 {
+		if wrote { // a blank line between summaries, none before the first
 			fmt.Fprintln(out)
 		}
 		writeSummary(out, t, top.v)
+		wrote = true
 	}
 	if len(files) > 1 {
-		fmt.Fprintln(out)
+		if wrote {
+			fmt.Fprintln(out)
+		}
 		writeFilesTable(out, files, traces)
 	}
 	if out.err != nil {
@@ -161,7 +164,11 @@ func writeFilesTable(w io.Writer, files []string, traces []*trace) {
 			mark = "*"
 		}
 		if t == nil {
-			tb.add(mark, files[i], "failed", "-", "-", "-", "-", "-")
+			name := files[i]
+			if name == "-" {
+				name = stdinName // as in the error line above the table
+			}
+			tb.add(mark, name, "failed", "-", "-", "-", "-", "-")
 			continue
 		}
 		s, a := &t.profile.Summary, &t.profile.Anomalies

@@ -135,6 +135,47 @@ func TestSummarySeveralFilesLayout(t *testing.T) {
 	}
 }
 
+// TestSummaryFailedFiles: a file that cannot be read has a row in the
+// files table, named as its error line names it, and leaves no blank line
+// where its report would have been.
+func TestSummaryFailedFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "basic.jsonl", []byte(summaryBasicTrace))
+	junk := writeFile(t, dir, "junk.jsonl", []byte("junk\n"))
+	cases := []struct {
+		name, reason string
+		stdin        string
+		args         []string
+		wantStart    string   // what stdout starts with
+		wantRows     []string // the files table's FILE column
+	}{
+		{"failed stdin first", "standard input is <stdin> in the table, as in its error line; the first report starts stdout",
+			"junk\n", []string{"-", good}, "== " + good + " ==\n", []string{"<stdin>", good}},
+		{"failed file first", "no blank line for a report that was not written",
+			"", []string{junk, good}, "== " + good + " ==\n", []string{junk, good}},
+		{"all failed", "with no report, the table starts stdout",
+			"junk\n", []string{junk, "-"}, "Files (* = highest peak)\n", []string{junk, "<stdin>"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCmd(t, strings.NewReader(c.stdin), append([]string{"summary"}, c.args...)...)
+			if r.code != 1 || !strings.Contains(r.stderr, "tracemem: ") {
+				t.Fatalf("exit %d, stderr %q; want 1 and an error line", r.code, r.stderr)
+			}
+			if !strings.HasPrefix(r.stdout, c.wantStart) {
+				t.Errorf("%s: stdout starts %q, want %q", c.reason, r.stdout[:min(len(r.stdout), 60)], c.wantStart)
+			}
+			var got []string
+			for _, row := range filesTable(t, r.stdout) {
+				got = append(got, row.file)
+			}
+			if !slices.Equal(got, c.wantRows) {
+				t.Errorf("%s: files %q, want %q", c.reason, got, c.wantRows)
+			}
+		})
+	}
+}
+
 // TestFormatShape checks the SHAPE column: a scalar is [], an unknown shape "-".
 func TestFormatShape(t *testing.T) {
 	cases := []struct {
