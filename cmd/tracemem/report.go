@@ -121,6 +121,9 @@ func writeReport(w io.Writer, t *trace) error {
 				cats = append(cats, fmt.Sprintf("%s %s", c, formatBytes(v)))
 			}
 		}
+		if len(cats) == 0 { // a peak of 0 B
+			cats = []string{"none"}
+		}
 		row("Peak by category", strings.Join(cats, ", "))
 	}
 	row("Events", fmt.Sprintf("%d allocs, %d frees, %s allocated in total", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes)))

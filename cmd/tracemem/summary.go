@@ -117,7 +117,11 @@ func writeSummary(w io.Writer, t *trace, top int) {
 				tb.add(c.String(), formatBytes(b), formatPercent(b, s.PeakBytes))
 			}
 		}
-		tb.write(w, "  ")
+		if len(tb.rows) == 1 { // the header only: a peak of 0 B
+			fmt.Fprintln(w, "  none")
+		} else {
+			tb.write(w, "  ")
+		}
 
 		n := len(p.PeakBreakdown)
 		if top > 0 {

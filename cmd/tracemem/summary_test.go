@@ -176,6 +176,31 @@ func TestSummaryFailedFiles(t *testing.T) {
 	}
 }
 
+// TestPeakByCategoryNone: a trace with memory events whose peak is 0 B
+// (its only event an alloc of 0 bytes) says "none" under the peak by
+// category, in the summary and in the report, rather than an empty table
+// or cell.
+func TestPeakByCategoryNone(t *testing.T) {
+	trace := jsonlTrace(startRec("root", "step", "", 0), memRec(10, "alloc", "a", "root", "cuda:0", 0, "activation"), endRec("root", 100))
+	if _, p := gapProfile(t, trace); len(p.ByDevice) == 0 || p.Summary.PeakBytes != 0 {
+		t.Fatalf("the test wants a device with a peak of 0 B: %+v", p.Summary)
+	}
+	sum := runCmd(t, strings.NewReader(trace), "summary", "-")
+	if sum.code != 0 {
+		t.Fatalf("summary: exit %d, stderr %q", sum.code, sum.stderr)
+	}
+	if want := "\nPeak by category (cuda:0 at the peak)\n  none\n"; !strings.Contains(sum.stdout, want) {
+		t.Errorf("summary does not say %q:\n%s", want, sum.stdout)
+	}
+	rep := runCmd(t, strings.NewReader(trace), "report", "-o", "-", "-")
+	if rep.code != 0 {
+		t.Fatalf("report: exit %d, stderr %q", rep.code, rep.stderr)
+	}
+	if want := "<tr><th>Peak by category</th><td>none</td></tr>"; !strings.Contains(rep.stdout, want) {
+		t.Errorf("the report has no %q", want)
+	}
+}
+
 // TestFormatShape checks the SHAPE column: a scalar is [], an unknown shape "-".
 func TestFormatShape(t *testing.T) {
 	cases := []struct {
