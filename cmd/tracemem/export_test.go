@@ -354,6 +354,9 @@ func TestExportStdout(t *testing.T) {
 func TestNoMemoryNote(t *testing.T) {
 	dir := t.TempDir()
 	metaOnly := writeFile(t, dir, "meta.jsonl", []byte(jsonlTrace()))
+	// A PyTorch trace written out as JSONL keeps its source tag (from a
+	// review: profile and csv, which stream untapped, lost the hint).
+	torchJSONL := writeFile(t, dir, "torch.jsonl", []byte(strings.Replace(jsonlTrace(), `"tags": {}`, `"tags": {"source": "chrome_trace"}`, 1)))
 	freesOnly := writeFile(t, dir, "frees.jsonl", []byte(jsonlTrace(memRec(5, "free", "x", "", "cuda:0", 8, "activation"))))
 	torch := filepath.Join("..", "..", "testdata", "chrome", "torch-1.13-cpu.json")
 	out := filepath.Join(dir, "out")
@@ -366,19 +369,21 @@ func TestNoMemoryNote(t *testing.T) {
 		{[]string{"export", "--format", "chrome", "-o", out}, `the export has spans but no memory counters`, `the export has no spans either: it is empty`},
 		{[]string{"profile"}, `the profile holds zeros`, ""},
 	} {
+		const torchHint = `the trace has no memory events \(PyTorch's profiler writes \[memory\] events with profile_memory=True, in builds with Kineto\); `
 		for _, tc := range []struct {
-			file, hint string
-			none       bool
+			file, hint     string
+			none, spanless bool
 		}{
-			{metaOnly, `the trace has no memory events; `, true},
-			{torch, `the trace has no memory events \(PyTorch's profiler writes \[memory\] events with profile_memory=True, in builds with Kineto\); `, true},
-			{freesOnly, ``, false},
-			{sample(t), ``, false},
+			{metaOnly, `the trace has no memory events; `, true, true},
+			{torch, torchHint, true, false},
+			{torchJSONL, torchHint, true, true},
+			{freesOnly, ``, false, true},
+			{sample(t), ``, false, false},
 		} {
 			r := runCmd(t, nil, append(c.args, tc.file)...)
 			want := "^$"
 			if note := c.note; tc.none {
-				if tc.file == metaOnly && c.noSpans != "" { // from a review: it claimed spans
+				if tc.spanless && c.noSpans != "" { // from a review: it claimed spans
 					note = c.noSpans
 				}
 				want = `^tracemem: note: ` + regexp.QuoteMeta(tc.file) + `: ` + tc.hint + note + "\n$"

@@ -37,7 +37,7 @@ type loadOptions struct {
 	opts      tracemem.Options
 	wantNodes bool // node metrics; without them a stream keeps only open spans
 	wantOps   bool // op names, to name op nodes
-	noSpans   bool // no span paths or run meta: a stream is not tapped at all
+	noSpans   bool // no span paths, and of the run meta only its first line's: a stream is not tapped at all
 }
 
 // fileError is a failure to read or analyze one file.
@@ -187,11 +187,12 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	if stream && isJSONL(r) && lo.noSpans {
 		opts := lo.opts
 		opts.SkipNodeMetrics = !lo.wantNodes
+		run := firstRun(r) // before the stream reads past it
 		p, nodes, err := tracemem.AnalyzeStream(r, opts)
 		if err != nil {
 			return nil, &fileError{file: src.name, err: err}
 		}
-		t.profile, t.nodes, t.tree, t.streamed = p, nodes, newSpanTree(), true
+		t.profile, t.nodes, t.tree, t.run, t.streamed = p, nodes, newSpanTree(), run, true
 		return t, nil
 	}
 	if stream && isJSONL(r) {
@@ -240,6 +241,23 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device,
 		source: doc.Run.Tags["source"], oomEvents: doc.Run.Tags["out_of_memory_events"], totalMismatches: doc.Run.Tags["total_allocated_mismatches"]}
 	return t, nil
+}
+
+// firstRun returns what the meta record on the first line of a JSONL trace
+// gives of its run (the first record must be meta), read from what r holds
+// buffered; nil when that line is longer than the buffer or no meta record.
+// It lets an untapped stream tell, for a trace without memory events, where
+// such traces come from.
+func firstRun(r *bufio.Reader) *runInfo {
+	head, _ := r.Peek(sniffSize)
+	head = bytes.TrimLeft(head, " \t\r\n")
+	i := bytes.IndexByte(head, '\n')
+	if i < 0 {
+		return nil
+	}
+	c := newCollector(false)
+	c.line(head[:i])
+	return c.run
 }
 
 // isJSONL reports whether r holds a JSONL trace, by the library's rule (the
