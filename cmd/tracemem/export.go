@@ -62,7 +62,7 @@ func cmdExport(e *env, args []string) error {
 	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}}
 	switch format {
 	case formatPprof:
-		lo.opts.MaxTimelinePoints = summaryTimelinePoints // the pprof profile has no timeline
+		lo.opts.MaxTimelinePoints = fewTimelinePoints // the pprof profile has no timeline
 	case formatCSV:
 		lo.noSpans = true // the timeline names no spans
 	}

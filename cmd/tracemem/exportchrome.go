@@ -15,8 +15,9 @@ import (
 	"github.com/tracemem/tracemem/internal/parentwalk"
 )
 
-// Process ids of the Chrome export: the spans are process spansPid, thread
-// 1; device i (in by_device order) is process firstDevicePid+i.
+// Process ids of the Chrome export: the spans are process spansPid, on
+// threads 1, 2, ... (see spanLanes); device i in devicesInOrder's order is
+// process firstDevicePid+i.
 const (
 	spansPid       = 1
 	firstDevicePid = 2
@@ -28,12 +29,11 @@ const (
 //     that device, in bytes, one counter event per timeline point;
 //   - the spans as complete events ("ph":"X") of process "spans", with their
 //     kind as category and their id and step as args, on threads where a
-//     viewer draws each under its parent or under nothing (see spanLanes):
-//     thread 1 for a loop of steps whose spans nest, none of no length; a
-//     span that never closed ends where the
-//     exported data ends (the last timeline point written, or the latest
-//     span start or end, if later), so with --max-points it may end a little
-//     before the last memory event.
+//     viewer draws each under its parent or under nothing (see spanLanes), so
+//     a trace whose spans all nest, none of no length, is one thread;
+//   - a span that never closed ends where the exported data ends (the last
+//     timeline point written, or the latest span start or end, if later), so
+//     with --max-points it may end a little before the last memory event.
 //
 // Timestamps are microseconds since the trace start with three decimals, so
 // nanoseconds are kept exactly.

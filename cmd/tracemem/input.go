@@ -184,26 +184,24 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 		r = bufio.NewReaderSize(dec, sniffSize)
 	}
 	t = &trace{name: src.name}
-	if stream && isJSONL(r) && lo.noSpans {
-		opts := lo.opts
-		opts.SkipNodeMetrics = !lo.wantNodes
-		run := firstRun(r) // before the stream reads past it
-		p, nodes, err := tracemem.AnalyzeStream(r, opts)
-		if err != nil {
-			return nil, &fileError{file: src.name, err: err}
-		}
-		t.profile, t.nodes, t.tree, t.run, t.streamed = p, nodes, newSpanTree(), run, true
-		return t, nil
-	}
 	if stream && isJSONL(r) {
-		c := newCollector(lo.wantOps)
 		opts := lo.opts
 		opts.SkipNodeMetrics = !lo.wantNodes
-		tap := newLineTap(r, c)
-		defer tap.wait() // ends the collector after a panic too
-		p, nodes, err := tracemem.AnalyzeStream(tap, opts)
-		if terr := tap.wait(); err == nil {
-			err = terr
+		var in io.Reader = r
+		c := newCollector(lo.wantOps)
+		var tap *lineTap
+		if lo.noSpans {
+			c.run = firstRun(r) // before the stream reads past it
+		} else {
+			tap = newLineTap(r, c)
+			defer tap.wait() // ends the collector after a panic too
+			in = tap
+		}
+		p, nodes, err := tracemem.AnalyzeStream(in, opts)
+		if tap != nil {
+			if terr := tap.wait(); err == nil {
+				err = terr
+			}
 		}
 		if err != nil {
 			return nil, &fileError{file: src.name, err: err}

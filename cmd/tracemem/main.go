@@ -10,8 +10,8 @@
 // for standard input. JSONL traces stream through the analysis without being
 // held in memory, except a JSONL file whose records come in an order a
 // stream cannot take, which is read again and analyzed whole (from a pipe,
-// that is an error), and one whose first line is over 1 MiB, read whole
-// like the other formats.
+// that is an error), and one whose first line is over 1 MiB with its "kind"
+// beyond the first MiB, read whole like the other formats.
 //
 // A span path is the names of the spans from the root of the call tree down
 // to a span, joined with " > "; a path of more than 12 names is shown as
@@ -125,9 +125,6 @@ func (e *env) exitStatus(err error) int {
 		return 0
 	case errors.As(err, &he):
 		fmt.Fprint(e.stdout, commandUsage(he.fs))
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(e.stdout, usageText)
 		return 0
 	case errors.As(err, &ue) && e.flags != nil:
 		// A mistake in a command's line: that command's usage, not all.

@@ -56,7 +56,7 @@ func cmdNodes(e *env, args []string) error {
 	if err := checkFiles("nodes", files, 1); err != nil {
 		return err
 	}
-	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: summaryTimelinePoints}, wantNodes: true, wantOps: true})
+	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}, wantNodes: true, wantOps: true})
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,10 @@ import (
 	"github.com/tracemem/tracemem"
 )
 
-// summaryTimelinePoints is the timeline the summary keeps per device: it
-// shows no timeline, and downsampling keeps every peak exact.
-const summaryTimelinePoints = 16
+// fewTimelinePoints is the timeline kept per device by the commands that
+// show none (summary, nodes, the pprof export): downsampling keeps every
+// peak exact.
+const fewTimelinePoints = 16
 
 func cmdSummary(e *env, args []string) error {
 	fs := e.newFlags("summary")
@@ -26,7 +27,7 @@ func cmdSummary(e *env, args []string) error {
 	if err := checkFiles("summary", files, -1); err != nil {
 		return err
 	}
-	traces, errs := loadAll(e, files, loadOptions{opts: tracemem.Options{MaxTimelinePoints: summaryTimelinePoints}})
+	traces, errs := loadAll(e, files, loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}})
 	failed, wrote := false, false
 	out := &stickyWriter{w: e.stdout}
 	for i, t := range traces {
