@@ -249,6 +249,9 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 	line := d.scan.b
 	switch d.fast {
 	case fastOn:
+		if d.fastErr != nil {
+			return true // the first error stands; the rest of the line is only validated
+		}
 		d.p.esc = m.esc
 		name := m.name(line, d.scan.alts)
 		if string(name) == "kind" {
@@ -428,9 +431,6 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		}
 	}
 	end := sc.object(i, 1, &d.members)
-	if d.fastErr != nil {
-		return recNone, d.fastErr
-	}
 	if end < 0 {
 		return recNone, d.syntaxError()
 	}
@@ -448,6 +448,9 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		if !isBlank(line[end:]) {
 			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
 				strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+		}
+		if d.fastErr != nil {
+			return recNone, d.fastErr
 		}
 		if perr := d.p.finish(d.kind, d, d.seen, false); perr != nil {
 			perr.Line = d.line

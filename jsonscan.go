@@ -373,8 +373,6 @@ func (s *lineScanner) object(i, depth int, dst *[]member) int {
 			}
 			if s.dec == nil || !s.dec.emit(&m, len(*dst)) {
 				*dst = append(*dst, m)
-			} else if s.dec.fastErr != nil {
-				return -1
 			}
 		}
 		if j = skipSpace(b, j); j >= len(b) {

@@ -929,6 +929,46 @@ func TestReadTraceKindPosition(t *testing.T) {
 	}
 }
 
+// TestReadTraceFieldErrorThenSyntax: a line with a bad field and also bad
+// JSON (cut short, text after the object, a syntax error after the field)
+// gives the error of the JSON, which wraps ErrInvalidJSON, wherever "kind"
+// sits in it. From a review: with "kind" first, the fused path stopped at
+// the field and never saw the rest.
+func TestReadTraceFieldErrorThenSyntax(t *testing.T) {
+	cases := []struct {
+		name, reason     string
+		kindFirst, other string
+	}{
+		{"cut short", "a truncated line is reported as truncated",
+			`{"kind":"memory","bytes":-5,"timestamp_ns":1,"dev`, `{"bytes":-5,"kind":"memory","timestamp_ns":1,"dev`},
+		{"text after", "text after the object is reported",
+			memPrefix + `"bytes":-5} garbage`, `{"bytes":-5,` + memPrefix[1:len(memPrefix)-1] + `} garbage`},
+		{"syntax after", "a syntax error after the field is reported",
+			`{"kind":"memory","bytes":-5,,}`, `{"bytes":-5,"kind":"memory",,}`},
+		{"duplicate kind, text after", "a duplicate kind is a field error too",
+			`{"kind":"memory","kind":"memory","a":1} x`, `{"a":1,"kind":"memory","kind":"memory"} x`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errA := ReadTrace(strings.NewReader(rdLines(tMeta, c.kindFirst)))
+			_, errB := ReadTrace(strings.NewReader(rdLines(tMeta, c.other)))
+			if !errors.Is(errA, ErrInvalidJSON) || !errors.Is(errB, ErrInvalidJSON) {
+				t.Fatalf("%s: want errors wrapping ErrInvalidJSON:\nkind first: %v\nother:      %v", c.reason, errA, errB)
+			}
+			// With kind first, the error may name the record's kind: the
+			// rest must agree.
+			var pa, pb *ParseError
+			if !errors.As(errA, &pa) || !errors.As(errB, &pb) || pa.Line != pb.Line || pa.Field != pb.Field || pa.Msg != pb.Msg {
+				t.Errorf("%s: the errors differ:\nkind first: %v\nother:      %v", c.reason, errA, errB)
+			}
+			_, _, errS := AnalyzeStream(strings.NewReader(rdLines(tMeta, c.kindFirst)), Options{})
+			if errS == nil || errS.Error() != errA.Error() {
+				t.Errorf("AnalyzeStream: %v, want %v", errS, errA)
+			}
+		})
+	}
+}
+
 // TestReadTracePrefaultChangesNothing: with sections big enough for the
 // helper that maps chunks in ahead (internal/prefault) to start, both
 // forms read the same document with it (GOMAXPROCS 2) and without it
