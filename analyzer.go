@@ -1035,6 +1035,9 @@ func addSat64(a, b int64) int64 {
 	return s
 }
 
+// subSat64 returns a-b clamped to the int64 range (b = -2⁶³ as -2⁶³+1).
+func subSat64(a, b int64) int64 { return addSat64(a, -max(b, -math.MaxInt64)) }
+
 type spanEnd struct {
 	end  uint64
 	span int32

@@ -27,8 +27,9 @@ import (
 // # Input
 //
 // The top level is an object with "traceEvents" (an array) and optional
-// "deviceProperties", or a bare array of events. Other top-level members and
-// unknown event fields are ignored. ts and dur are microseconds, integers or
+// "deviceProperties", or a bare array of events; "traceEvents" given twice
+// is an error (JSON readers differ on which to keep). Other top-level
+// members and unknown event fields are ignored. ts and dur are microseconds, integers or
 // decimals (also exponent forms, or numbers in strings); they are converted to
 // integer nanoseconds from their decimal text, exactly down to 1 ns (digits
 // below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid
@@ -549,6 +550,10 @@ func (p *chromeParser) parse() error {
 			}
 			switch string(p.unquote(kv, &p.key)) {
 			case "traceEvents":
+				if found {
+					return &ParseError{Offset: p.dec.InputOffset() - int64(len(kv)), Field: "traceEvents",
+						Msg: "duplicate field (a trace has one event array)", Err: ErrInvalidJSON}
+				}
 				if p.dec.PeekKind() != '[' {
 					off := nextOffset(p.dec)
 					if _, err := p.dec.ReadValue(); err != nil {

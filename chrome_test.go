@@ -830,6 +830,46 @@ func memEvent(ts string, bytes int64, typ, id int, extra string) string {
 	return fmt.Sprintf(`{"name":"[memory]","ph":"i","ts":%s,"pid":1,"tid":1,"args":{"Bytes":%d,"Device Type":%d,"Device Id":%d%s}}`, ts, bytes, typ, id, extra)
 }
 
+// TestChromeBaselineSaturates: the baseline's sums saturate instead of
+// wrapping. In each case the first total says less was there before the
+// trace than nothing: a mismatch and no baseline (from a review: these
+// wrapped, to a baseline of 2 bytes and of 9 EB).
+func TestChromeBaselineSaturates(t *testing.T) {
+	const big = math.MaxInt64
+	for _, c := range []struct{ name, reason, in string }{
+		{"net beyond 2⁶³", "two allocs of 2⁶³−1 bytes, then a total of 0: the net bytes saturate",
+			`[` + memEvent("1", big, 1, 0, `,"Addr":1`) + `,` + memEvent("2", big, 1, 0, `,"Addr":2,"Total Allocated":0`) + `]`},
+		{"total of −2⁶³", "a broken total (read as a sample of 0) minus the net bytes saturates",
+			`[` + memEvent("1", 5, 1, 0, `,"Total Allocated":-9223372036854775808`) + `]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc, err := ReadChromeTrace(strings.NewReader(c.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range doc.Memory {
+				if strings.HasSuffix(ev.TensorID, "#baseline") {
+					t.Errorf("%s: a baseline of %d bytes, want none", c.reason, ev.Bytes)
+				}
+			}
+			if got := doc.Run.Tags["total_allocated_mismatches"]; got != "1" {
+				t.Errorf("%s: total_allocated_mismatches = %q, want 1", c.reason, got)
+			}
+		})
+	}
+}
+
+// TestChromeDuplicateTraceEventsOffset: the error of a second traceEvents
+// points at its name.
+func TestChromeDuplicateTraceEventsOffset(t *testing.T) {
+	in := `{"traceEvents":[], "traceEvents":[]}`
+	_, err := ReadChromeTrace(strings.NewReader(in))
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Offset != int64(strings.LastIndex(in, `"traceEvents"`)) {
+		t.Errorf("error %v, want one at offset %d", err, strings.LastIndex(in, `"traceEvents"`))
+	}
+}
+
 func TestChromeErrors(t *testing.T) {
 	ok := memEvent("1", 8, 1, 0, "")
 	for _, tc := range []struct {
@@ -873,6 +913,7 @@ func TestChromeErrors(t *testing.T) {
 		{"Bytes of 2⁶³", "a size that fits 64 bits but not int64: the message must not say it is beyond 64 bits (from a review)", `[` + strings.Replace(ok, `"Bytes":8`, `"Bytes":9223372036854775808`, 1) + `]`, nil, "args.Bytes: out of range (beyond ±2⁶³)", "traceEvents[0]"},
 		{"hex Addr beyond uint64", "likewise in hex: out of range, not \"not an integer\"", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0x10000000000000000"`) + `]`, nil, "args.Addr: out of range (beyond 64 bits)", "traceEvents[0]"},
 		{"Addr bad", "a present Addr must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Addr":"0xZZ"`) + `]`, nil, "args.Addr: not an integer", "traceEvents[0]"},
+		{"traceEvents twice", "JSON readers differ on which of two to keep; merging them is neither (from a review)", `{"traceEvents":[` + ok + `],"traceEvents":[` + ok + `]}`, ErrInvalidJSON, "traceEvents: duplicate field", ""},
 		{"Total Allocated bad", "a present total must be an integer", `[` + memEvent("1", 1, 1, 0, `,"Total Allocated":true`) + `]`, nil, "args.Total Allocated: not an integer", "traceEvents[0]"},
 		{"OOM Bytes bad", "OOM events have the same args", `[{"name":"[OutOfMemory]","ph":"i","ts":1,"pid":1,"tid":1,"args":{"Bytes":[],"Device Type":1,"Device Id":0}}]`, nil, "args.Bytes: not an integer in a [OutOfMemory] event", "traceEvents[0]"},
 		{"op without ts", "a host op needs a time", `[{"name":"aten::mm","ph":"X","cat":"cpu_op","dur":3,"pid":1,"tid":1}]`, nil, "ts: missing in event \"aten::mm\"", "traceEvents[0]"},

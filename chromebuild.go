@@ -388,11 +388,11 @@ func (b *chromeBuilder) pairMemory() {
 			if m.bytes != 0 { // a memory event, as the run's device counts them
 				d.events++
 			}
-			d.net += m.bytes
+			d.net = addSat64(d.net, m.bytes) // saturating: Bytes are ±2⁶³ each
 			if m.flags&memHasTotal != 0 {
 				if !d.hasBase {
-					d.base, d.hasBase = m.total-d.net, true
-				} else if m.total != d.base+d.net {
+					d.base, d.hasBase = subSat64(m.total, d.net), true
+				} else if m.total != addSat64(d.base, d.net) {
 					b.mismatch++
 				}
 			}
@@ -441,7 +441,7 @@ func (b *chromeBuilder) pairMemory() {
 				if ev.Action == ActionAlloc {
 					blocks[bi].cat = b.category(m.span)
 				} else { // a free of an address never allocated: pre-existing
-					d.pre += size
+					d.pre = addSat64(d.pre, size)
 				}
 			} else {
 				bl := &blocks[bi]
@@ -473,7 +473,7 @@ func (b *chromeBuilder) pairMemory() {
 				buf = strconv.AppendUint(buf, d.preq, 10)
 				d.preq++
 				ev.TensorID, ev.Category = string(buf), CategoryOther
-				d.pre += size
+				d.pre = addSat64(d.pre, size)
 			}
 		}
 		if d.first < 0 {
@@ -492,10 +492,10 @@ func (b *chromeBuilder) baselines() bool {
 	var baseAt []int // devices that get a baseline before their first event
 	for i := range b.ds {
 		d := &b.ds[i]
-		if d.first >= 0 && d.hasBase && d.base-d.pre > 0 {
+		if d.first >= 0 && d.hasBase && subSat64(d.base, d.pre) > 0 {
 			baseAt = append(baseAt, i)
 		}
-		if d.hasBase && d.base-d.pre < 0 {
+		if d.hasBase && subSat64(d.base, d.pre) < 0 {
 			b.mismatch++ // the trace frees more than its first total says was there
 		}
 		if d.samples == 0 && d.knownCap && d.first >= 0 {
@@ -515,7 +515,7 @@ func (b *chromeBuilder) baselines() bool {
 		out = append(out, doc.Memory[prev:d.first]...)
 		ev := MemoryEvent{
 			TimestampNs: doc.Memory[d.first].TimestampNs, TensorID: b.p.devs[di] + "#baseline",
-			SpanID: chromeBaselineSpan, Device: b.p.devs[di], Bytes: uint64(d.base - d.pre),
+			SpanID: chromeBaselineSpan, Device: b.p.devs[di], Bytes: uint64(subSat64(d.base, d.pre)),
 			Action: ActionAlloc, Category: CategoryOther,
 		}
 		out = append(out, ev)
