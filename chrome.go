@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -34,7 +35,8 @@ import (
 // integer nanoseconds from their decimal text, exactly down to 1 ns (digits
 // below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid
 // may be integers or strings, compared as text: pid 1 and pid "1" are one
-// process.
+// process. In names, pids and tids, bytes that are not UTF-8 read as U+FFFD,
+// as the document's strings are UTF-8.
 //
 // # Memory events
 //
@@ -631,8 +633,14 @@ func (p *chromeParser) intern(b []byte) string {
 		return s
 	}
 	s := string(b)
-	p.strs[s] = s
-	return s
+	v := s
+	if !utf8.ValidString(s) {
+		// The document's strings are UTF-8, as the other readers and the
+		// writers want them.
+		v = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	p.strs[s] = v
+	return v
 }
 
 func (p *chromeParser) parseDeviceProperties() error {
@@ -1026,7 +1034,7 @@ func (p *chromeParser) thread(start, end int64) int32 {
 	if !ok {
 		id = int32(len(p.thr))
 		p.threads[string(p.key)] = id
-		p.thr = append(p.thr, threadInfo{pid: string(p.pid), tid: string(p.tid), min: start, max: end, root: -1})
+		p.thr = append(p.thr, threadInfo{pid: strings.ToValidUTF8(string(p.pid), "\uFFFD"), tid: strings.ToValidUTF8(string(p.tid), "\uFFFD"), min: start, max: end, root: -1})
 	}
 	t := &p.thr[id]
 	t.min, t.max = min(t.min, start), max(t.max, end)

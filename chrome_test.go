@@ -859,6 +859,44 @@ func TestChromeBaselineSaturates(t *testing.T) {
 	}
 }
 
+// TestChromeInvalidUTF8: bytes that are not UTF-8 in names (of ops, of
+// annotations, of a thread's pid and tid) read as U+FFFD, so the document
+// is one the writers take and the other readers could have made (from a
+// review: WriteJSONL and WriteJSON refused it).
+func TestChromeInvalidUTF8(t *testing.T) {
+	in := "[" + `{"name":"step\xff","ph":"X","cat":"user_annotation","ts":0,"dur":10,"pid":"p\xfe","tid":"t\xfd"},` +
+		`{"name":"aten::mm\xff","ph":"X","cat":"cpu_op","ts":1,"dur":5,"pid":"p\xfe","tid":"t\xfd"},` +
+		strings.Replace(memEvent("20", 8, 1, 0, ""), `"pid":1,"tid":1`, `"pid":"p\xfe","tid":"t\xfd"`, 1) + "]" // outside the spans: under the thread's root
+	in = strings.NewReplacer(`\xff`, "\xff", `\xfe`, "\xfe", `\xfd`, "\xfd").Replace(in)
+	doc, err := ReadChromeTrace(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range doc.Spans {
+		names = append(names, s.Name)
+	}
+	for _, o := range doc.Ops {
+		names = append(names, o.OpName)
+	}
+	for _, want := range []string{"step\uFFFD", "aten::mm\uFFFD", "thread p\uFFFD/t\uFFFD"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no name %q in %q", want, names)
+		}
+	}
+	for _, n := range names {
+		if !utf8.ValidString(n) {
+			t.Errorf("name %q is not UTF-8", n)
+		}
+	}
+	if err := doc.WriteJSONL(io.Discard); err != nil {
+		t.Errorf("WriteJSONL: %v", err)
+	}
+	if err := doc.WriteJSON(io.Discard); err != nil {
+		t.Errorf("WriteJSON: %v", err)
+	}
+}
+
 // TestChromeDuplicateTraceEventsOffset: the error of a second traceEvents
 // points at its name.
 func TestChromeDuplicateTraceEventsOffset(t *testing.T) {
