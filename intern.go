@@ -14,15 +14,13 @@ package tracemem
 // for millions of distinct tensor ids. Lookups do not allocate.
 //
 // Shapes are interned by their raw JSON text in a map (shapes are few; the
-// map is emptied when it reaches the slot bound). limit lowers the bound
-// (the streaming path sets it).
+// map is emptied when it reaches the slot bound).
 // It is not safe for concurrent use; the values it returns are immutable
 // and may be kept after the interner is dropped.
 type interner struct {
 	slots  []string
 	misses int
 	shapes map[string][]uint64 // keyed by the shape's raw JSON text
-	limit  int                 // bound on the string slots and the shape entries; 0: maxInternSlots
 }
 
 const (
@@ -49,17 +47,10 @@ func (in *interner) bytes(b []byte) string {
 	}
 	s := string(b)
 	*slot = s
-	if in.misses++; in.misses > 4*len(in.slots) && len(in.slots) < in.maxSlots() {
+	if in.misses++; in.misses > 4*len(in.slots) && len(in.slots) < maxInternSlots {
 		in.grow()
 	}
 	return s
-}
-
-func (in *interner) maxSlots() int {
-	if in.limit > 0 {
-		return in.limit
-	}
-	return maxInternSlots
 }
 
 // grow doubles the table, keeping the cached strings.
@@ -85,7 +76,7 @@ func (in *interner) shape(raw []byte, parse func([]byte) ([]uint64, error)) ([]u
 	if err != nil {
 		return nil, err
 	}
-	if len(in.shapes) >= in.maxSlots() {
+	if len(in.shapes) >= maxInternSlots {
 		clear(in.shapes) // a stream of distinct shapes does not grow the map without bound
 	}
 	in.shapes[string(raw)] = s

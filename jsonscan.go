@@ -44,7 +44,7 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipValue returns the index just after the JSON value starting at b[i].
-// b must be valid JSON (as checked by jsontext).
+// b must be valid JSON (as the line scanner or jsontext checked it).
 func skipValue(b []byte, i int) int {
 	switch b[i] {
 	case '"':

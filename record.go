@@ -526,8 +526,9 @@ func (p *valueParser) edgeField(e *Edge, name, v []byte) (uint32, *ParseError) {
 	return 1 << f, perr
 }
 
-// valueParser turns raw JSON values (already validated by jsontext) into
-// field values, interning strings and shapes.
+// valueParser turns raw JSON values (already validated: by the line
+// scanner in JSONL, by jsontext in the document form) into field values,
+// interning strings and shapes.
 type valueParser struct {
 	in      *interner
 	scratch []byte
