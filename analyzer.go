@@ -104,6 +104,9 @@ type Analyzer struct {
 	live      liveTable           // live tensor id → its slot
 	freed     map[uint64]struct{} // hashes of freed tensor ids (see wasFreed)
 	freedNew  []uint64            // hashes freed since freed was last brought up to date
+	// freedSorted is the length of freedNew's head that is sorted and
+	// holds no hash twice (see compactFreed).
+	freedSorted int
 	// pastFrees, when set, lists the hashes of the ids freed so far (a
 	// document can be read again), and frees log nothing until wasFreed
 	// first needs them.
@@ -331,9 +334,36 @@ func (a *Analyzer) wasFreed(h uint64) bool {
 	for _, f := range a.freedNew {
 		a.freed[f] = struct{}{}
 	}
-	a.freedNew = a.freedNew[:0]
+	a.freedNew, a.freedSorted = a.freedNew[:0], 0
 	_, ok := a.freed[h]
 	return ok
+}
+
+// freedCompactMin is the length of the list of freed hashes below which it
+// is not compacted.
+const freedCompactMin = 1 << 16
+
+// compactFreed sorts the hashes freed since the last compaction, merges
+// them into the sorted ones before them and drops repeats. The list then
+// holds each freed id once; as it is compacted when it has doubled, each
+// hash is sorted once and merged O(log n) times.
+func (a *Analyzer) compactFreed() {
+	head, tail := a.freedNew[:a.freedSorted], a.freedNew[a.freedSorted:]
+	slices.Sort(tail)
+	merged := make([]uint64, 0, 2*len(a.freedNew))
+	for len(head) > 0 || len(tail) > 0 {
+		var h uint64
+		switch {
+		case len(tail) == 0 || len(head) > 0 && head[0] <= tail[0]:
+			h, head = head[0], head[1:]
+		default:
+			h, tail = tail[0], tail[1:]
+		}
+		if n := len(merged); n == 0 || merged[n-1] != h {
+			merged = append(merged, h)
+		}
+	}
+	a.freedNew, a.freedSorted = merged, len(merged)
 }
 
 // AddSpan registers a span. A parent id naming no span added before makes the
@@ -692,8 +722,15 @@ func (a *Analyzer) finishTimeline(points []TimelinePoint) {
 
 // logFree notes that a tensor id of hash h was freed.
 func (a *Analyzer) logFree(h uint64) {
-	if a.pastFrees == nil {
-		a.freedNew = append(a.freedNew, h)
+	if a.pastFrees != nil {
+		return
+	}
+	a.freedNew = append(a.freedNew, h)
+	// An id freed again after a new alloc (ids that are allocator
+	// addresses, say) is listed again: the list is compacted when it has
+	// doubled, so that memory follows the distinct ids, not the frees.
+	if len(a.freedNew) >= max(freedCompactMin, 2*a.freedSorted) {
+		a.compactFreed()
 	}
 }
 

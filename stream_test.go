@@ -603,6 +603,46 @@ func FuzzAnalyzeStream(f *testing.F) {
 	})
 }
 
+// TestStreamFreedIDsReused: a trace whose tensor ids are freed again and
+// again (ids that are allocator addresses, say) keeps a list of freed ids
+// that does not grow with the frees (from a review: 8 bytes per free), and
+// still tells double frees from frees of pre-existing memory after the list
+// was compacted: an id freed once, 200k frees of 100 ids, then double frees
+// (of one of the 100, of the first id), a free of an id never seen, an
+// alloc, free and free again of a reused id.
+func TestStreamFreedIDsReused(t *testing.T) {
+	mem := func(ts int, id, action string) string {
+		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":"%s","span_id":"root","device":"cuda:0","bytes":8,"action":"%s","shape":[2],"dtype":"f32","category":"activation"}`, ts, id, action)
+	}
+	const cycles = 200_000
+	var b strings.Builder
+	b.WriteString(tMeta + "\n" + tRoot + "\n")
+	b.WriteString(mem(1, "early", "alloc") + "\n" + mem(2, "early", "free") + "\n") // freed before every compaction only
+	ts := 3
+	for i := range cycles {
+		id := fmt.Sprintf("a%d", i%100)
+		b.WriteString(mem(ts, id, "alloc") + "\n" + mem(ts+1, id, "free") + "\n")
+		ts += 2
+	}
+	for _, r := range []string{mem(ts, "a5", "free"), mem(ts+1, "never", "free"), mem(ts+2, "a7", "alloc"), mem(ts+3, "a7", "free"), mem(ts+4, "a7", "free"), mem(ts+5, "early", "free")} {
+		b.WriteString(r + "\n")
+	}
+	trace := []byte(b.String())
+
+	a := NewAnalyzer(Options{MaxTimelinePoints: 16, SkipNodeMetrics: true})
+	if err := streamJSONL(a, newRecordDecoder(bytes.NewReader(trace))); err != nil {
+		t.Fatal(err)
+	}
+	if n := cap(a.freedNew); n > 2*freedCompactMin {
+		t.Errorf("the list of freed ids holds room for %d hashes after %d frees of 100 ids, want at most %d", n, cycles, 2*freedCompactMin)
+	}
+	p := a.Profile()
+	if an := p.Anomalies; an.DoubleFrees != 3 || an.UnmatchedFrees != 1 {
+		t.Errorf("anomalies %+v, want 3 double frees (a5, a7, early) and 1 unmatched free (never)", an)
+	}
+	checkSameAnswers(t, "reused ids", trace, Options{MaxTimelinePoints: 16})
+}
+
 // TestStreamDocumentSkipNodeMetrics: a document-form input is replayed
 // whole, and with SkipNodeMetrics its node metrics are nil, as for JSONL.
 func TestStreamDocumentSkipNodeMetrics(t *testing.T) {
