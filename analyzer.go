@@ -42,10 +42,12 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // what an allocator's running total follows). A span must be added before
 // the memory events and ops that name it, and before the spans that name it
 // as their parent; its end (EndSpan) and its ops must come before memory
-// events stamped after its end that change what they measure. A record out
-// of that order gets an error wrapping ErrOutOfOrder, and the Analyzer
-// stays as it was: the answers never silently differ from those of the
-// whole trace replayed in order. Where a record names a span only in ways
+// events stamped after its end that change what they measure. (Of an op's
+// output that is no longer live, the time of its free is not kept: once any
+// memory event past the end was replayed, such an output counts as
+// changed.) A record out of that order gets an error wrapping
+// ErrOutOfOrder, and the Analyzer stays as it was: the answers never
+// silently differ from those of the whole trace replayed in order. Where a record names a span only in ways
 // that cannot change the answer (with SkipNodeMetrics, after the first
 // backward event), the order of spans is free.
 //
@@ -483,7 +485,10 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 
 // AddOp registers an op. Its index is its position among the ops added with
 // the same span id. Ops of 0 bytes are counted for the index but get no node.
-// Its only error is that of invalid options (wrapping ErrInvalidOptions).
+// It returns an error wrapping ErrOutOfOrder for an op of a span that ended
+// before memory events already replayed that may have changed the op's
+// output (see Analyzer), and ErrInvalidOptions for invalid options; the
+// Analyzer is then unchanged.
 func (a *Analyzer) AddOp(op *Op) error {
 	if err := a.start(); err != nil || !a.nodes {
 		return err
