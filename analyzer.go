@@ -47,9 +47,10 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // memory event past the end was replayed, such an output counts as
 // changed.) A record out of that order gets an error wrapping
 // ErrOutOfOrder, and the Analyzer stays as it was: the answers never
-// silently differ from those of the whole trace replayed in order. Where a record names a span only in ways
-// that cannot change the answer (with SkipNodeMetrics, after the first
-// backward event), the order of spans is free.
+// silently differ from those of the whole trace replayed in order. Where a
+// record names a span only in ways that cannot change the answer (with
+// SkipNodeMetrics, after the first backward event), the order of spans is
+// free.
 //
 // The Analyzer keeps references to the strings and Shape slices of the
 // records it is given (it does not copy them): callers must not modify a
