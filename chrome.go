@@ -28,15 +28,15 @@ import (
 // # Input
 //
 // The top level is an object with "traceEvents" (an array) and optional
-// "deviceProperties", or a bare array of events; "traceEvents" given twice
-// is an error (JSON readers differ on which to keep). Other top-level
-// members and unknown event fields are ignored. ts and dur are microseconds, integers or
+// "deviceProperties", or a bare array of events; "traceEvents" given twice is
+// an error (JSON readers differ on which to keep). Other top-level members and
+// unknown event fields are ignored. ts and dur are microseconds, integers or
 // decimals (also exponent forms, or numbers in strings); they are converted to
 // integer nanoseconds from their decimal text, exactly down to 1 ns (digits
-// below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid
-// may be integers or strings, compared as text: pid 1 and pid "1" are one
-// process. In names, pids and tids, bytes that are not UTF-8 read as U+FFFD,
-// as the document's strings are UTF-8.
+// below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid may be
+// integers or strings, compared as text: pid 1 and pid "1" are one process. In
+// names, pids and tids, bytes that are not UTF-8 read as U+FFFD, as the
+// document's strings are UTF-8.
 //
 // # Memory events
 //
@@ -169,20 +169,19 @@ import (
 //
 // # Errors
 //
-// Errors are *ParseError with the byte Offset (in the decompressed input)
-// and, inside an event, Kind "traceEvents[<index>]". The offset is that of
-// the event at fault (its '{') for a field's value, and that of the byte at
-// fault for JSON syntax. Empty input wraps
-// ErrEmptyTrace; input that is not a Chrome trace (its first token not
-// JSON, or JSON that is neither an array nor an object with traceEvents)
-// says so and wraps ErrUnknownFormat; a [memory] or [OutOfMemory] event
-// without integer Bytes, Device Type or Device Id, or without a numeric
-// ts, names its index and the field (ParseError.Field), e.g. `offset 81:
-// traceEvents[3]: args.Bytes: not an integer in a [memory] event`; a host
-// op without a numeric ts likewise. JSON syntax errors wrap ErrInvalidJSON and the
-// *jsontext.SyntacticError (input cut short: io.ErrUnexpectedEOF, also when
-// the decoder has no SyntacticError for it); I/O and gzip errors are
-// wrapped.
+// Errors are *ParseError with the byte Offset (in the decompressed input) and,
+// inside an event, Kind "traceEvents[<index>]". The offset is that of the event
+// at fault (its '{') for a field's value, and that of the byte at fault for
+// JSON syntax. Empty input wraps ErrEmptyTrace; input that is not a Chrome
+// trace (its first token not JSON, or JSON that is neither an array nor an
+// object with traceEvents) says so and wraps ErrUnknownFormat; a [memory] or
+// [OutOfMemory] event without integer Bytes, Device Type or Device Id, or
+// without a numeric ts, names its index and the field (ParseError.Field), e.g.
+// `offset 81: traceEvents[3]: args.Bytes: not an integer in a [memory] event`;
+// a host op without a numeric ts likewise. JSON syntax errors wrap
+// ErrInvalidJSON and the *jsontext.SyntacticError (input cut short:
+// io.ErrUnexpectedEOF, also when the decoder has no SyntacticError for it); I/O
+// and gzip errors are wrapped.
 //
 // # Near-JSON
 //

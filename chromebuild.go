@@ -92,11 +92,11 @@ func byExternalID(spans []chromeSpan) {
 // rel returns raw ns t relative to the trace's start.
 func (b *chromeBuilder) rel(t int64) uint64 { return uint64(t - b.base) }
 
-// spanTree sorts the spans per thread by start, longer first, then file
-// order (for spans of one interval, External id order where they all have
-// one: see byExternalID), links each to its parent (the innermost span of
-// its thread that contains it) and gives it its step. (A full key and an unstable sort: the
-// stable one is O(n log² n).)
+// spanTree sorts the spans per thread by start, longer first, then file order
+// (for spans of one interval, External id order where they all have one: see
+// byExternalID), links each to its parent (the innermost span of its thread
+// that contains it) and gives it its step. (A full key and an unstable sort:
+// the stable one is O(n log² n).)
 func (b *chromeBuilder) spanTree() {
 	spans := b.spans
 	spanCmp := func(a, b chromeSpan) int {

@@ -63,16 +63,16 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 // op, memory, device_memory and span_end records merged by time, then the
 // tensor, gradient and edge records.
 //
-// The merge keeps the document order of ops, memory events and
-// device_memory samples (each list is written in its own order, interleaved
-// with the others by timestamp), writes span_start at start_ns (or at the
-// time of the first op, memory record or child span that names the span,
-// when that is earlier, so that a streaming reader meets the span_start
-// first) and span_end at start_ns + duration_ns (only for closed spans); at
-// equal times a span_start comes first (parents before children), then ops,
-// memory events and samples, and span_end records last (children before
-// parents), so events at a span's end time fall inside it. Optional fields that are
-// absent (empty strings, nil pointers, StepNone) are left out.
+// The merge keeps the document order of ops, memory events and device_memory
+// samples (each list is written in its own order, interleaved with the others
+// by timestamp), writes span_start at start_ns (or at the time of the first op,
+// memory record or child span that names the span, when that is earlier, so
+// that a streaming reader meets the span_start first) and span_end at start_ns
+// + duration_ns (only for closed spans); at equal times a span_start comes
+// first (parents before children), then ops, memory events and samples, and
+// span_end records last (children before parents), so events at a span's end
+// time fall inside it. Optional fields that are absent (empty strings, nil
+// pointers, StepNone) are left out.
 //
 // Reading the output with ReadTrace gives back an equal document, provided
 // doc is one a reader could have made: the schema set, spans sorted by id

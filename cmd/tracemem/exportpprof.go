@@ -30,19 +30,19 @@ func opSpanNamed(t *spanTree, id, name string) bool {
 }
 
 // buildPprof returns the memory live at the global peak as a profile with
-// sample types inuse_objects/count and inuse_space/bytes (the default).
-// Each allocation of the peak breakdown is one sample of one object whose
-// stack is its span path from the root to the allocating span, with its op
-// name (when it has one) as the leaf, unless that span is an op span of
-// that name (as a PyTorch op's is), which would name the op twice; labels
-// give its tensor id, dtype, category and device (those that are not
-// empty, which pprof cannot hold: PyTorch traces have no dtype). The frames "[no span]" and "…" (below) are
-// functions of their own, apart from a span of the same name. Pre-existing
-// memory live at the peak (peak bytes minus the breakdown) is under the
-// frame "[pre-existing]", one sample of 0 objects per category (the peak's
-// bytes of the category minus the breakdown's), so the profile's
-// inuse_space total is the peak and its category labels add up to the
-// peak by category. Values above the largest int64 are clamped.
+// sample types inuse_objects/count and inuse_space/bytes (the default). Each
+// allocation of the peak breakdown is one sample of one object whose stack is
+// its span path from the root to the allocating span, with its op name (when it
+// has one) as the leaf, unless that span is an op span of that name (as a
+// PyTorch op's is), which would name the op twice; labels give its tensor id,
+// dtype, category and device (those that are not empty, which pprof cannot
+// hold: PyTorch traces have no dtype). The frames "[no span]" and "…" (below)
+// are functions of their own, apart from a span of the same name. Pre-existing
+// memory live at the peak (peak bytes minus the breakdown) is under the frame
+// "[pre-existing]", one sample of 0 objects per category (the peak's bytes of
+// the category minus the breakdown's), so the profile's inuse_space total is
+// the peak and its category labels add up to the peak by category. Values above
+// the largest int64 are clamped.
 func buildPprof(t *trace) (*profile.Profile, error) {
 	p := t.profile
 	s := &p.Summary
