@@ -966,23 +966,18 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 		}
 		p.Timeline = append(p.Timeline, tp)
 	}
-	// Merge the devices' lists by replay order.
-	next := make([]int, len(a.devices))
-	for {
-		best := -1
-		var bestSeq uint64 = math.MaxUint64
-		for i := range a.devices {
-			if tl := &a.devices[i].tl; next[i] < tl.len() {
-				if s := tl.at(next[i]).seq; s < bestSeq {
-					best, bestSeq = i, s
-				}
-			}
+	// The devices' lists in replay order: sorted by seq, not merged by
+	// scanning the devices for each point, which takes points × devices.
+	pts := make([]*point, 0, n)
+	for i := range a.devices {
+		tl := &a.devices[i].tl
+		for j := range tl.len() {
+			pts = append(pts, tl.at(j))
 		}
-		if best < 0 {
-			return
-		}
-		emit(a.devices[best].tl.at(next[best]))
-		next[best]++
+	}
+	slices.SortFunc(pts, func(x, y *point) int { return cmp.Compare(x.seq, y.seq) })
+	for _, pt := range pts {
+		emit(pt)
 	}
 }
 
