@@ -23,8 +23,8 @@ const MinBytes = 2 << 20
 
 // HugeMinBytes is the smallest buffer Ahead asks huge pages for: a smaller
 // one holds few whole huge pages, and the two system calls of the advice,
-// which split the mapping and merge it back, cost about what the faults
-// saved (the readers' 4 MB chunks were read 2.5% slower with it).
+// which split the mapping, cost about what the faults saved (the readers'
+// 4 MB chunks were read 2.5% slower with it).
 const HugeMinBytes = 8 << 20
 
 // chunk is what one system call maps in: small enough that a stop waits
@@ -54,10 +54,15 @@ func Bytes[T any](s []T) []byte {
 // (Linux with transparent huge pages in "madvise" mode), Ahead also asks
 // for them on the whole huge-page blocks (2 MiB on x86-64) of the buffers
 // of HugeMinBytes or more, until stop: one fault then maps in 512 pages.
-// Stop takes the advice back, so that the kernel does not later rebuild
+// Stop replaces the advice with its opposite (MADV_NOHUGEPAGE: Linux has no
+// call that removes an advice), so that the kernel does not later rebuild
 // huge pages out of memory the Go runtime has returned (the cause of the
-// runtime's own retreat from MADV_HUGEPAGE in Go 1.21.1).
-// GODEBUG=disablethp=1 turns the advice off, as it does the runtime's.
+// runtime's own retreat from MADV_HUGEPAGE in Go 1.21.1). The blocks stay
+// marked so, in mappings of their own (each at least a huge page; they
+// merge with neighbours marked the same): in that mode memory that did not
+// ask gets no huge pages either, so the mark changes nothing else for the
+// Go runtime, which since Go 1.21.1 does not ask. GODEBUG=disablethp=1
+// turns the advice off, as it does the runtime's.
 //
 // The contents of the buffers do not change, and the caller may read and
 // write them meanwhile: the kernel maps the pages in (MADV_POPULATE_WRITE
