@@ -251,8 +251,6 @@ func (a *Analyzer) reserve(events, spans, ops int) {
 	if a.nodes {
 		a.spanID = make(map[string]int32, spans)
 		a.spans = slices.Grow(a.spans, spans)
-	}
-	if a.nodes {
 		a.ops = slices.Grow(a.ops, ops)
 	}
 	if a.opts.MaxTimelinePoints == 0 {
