@@ -341,8 +341,9 @@ func (a *Analyzer) wasFreed(h uint64) bool {
 }
 
 // freedCompactMin is the length of the list of freed hashes below which it
-// is not compacted.
-const freedCompactMin = 1 << 16
+// is not compacted. (A variable for the tests, which compact at every
+// size.)
+var freedCompactMin = 1 << 16
 
 // compactFreed sorts the hashes freed since the last compaction, merges
 // them into the sorted ones before them and drops repeats. The list then

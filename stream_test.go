@@ -132,6 +132,36 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// TestStreamSameAnswersCompacted: with the list of freed ids compacted
+// from two entries on, streams still tell double frees from frees of
+// pre-existing memory as the document's replay does (the random documents
+// of the reference tests, and generated traces with anomalies).
+func TestStreamSameAnswersCompacted(t *testing.T) {
+	defer func(n int) { freedCompactMin = n }(freedCompactMin)
+	freedCompactMin = 2
+	n := 600
+	if testing.Short() {
+		n = 150
+	}
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		doc := randomDoc(r)
+		for i := range doc.Spans {
+			doc.Spans[i].StartNs = 0
+		}
+		doc.Memory = refSorted(doc)
+		var b bytes.Buffer
+		if err := doc.WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		checkSameAnswers(t, fmt.Sprintf("seed %d", seed), b.Bytes(), Options{MaxTimelinePoints: r.IntN(5)})
+	}
+	for seed := range 4 {
+		cfg := gen.Config{Seed: int64(seed), MemoryEvents: 3000, Devices: 2, Anomalies: true}
+		checkSameAnswers(t, fmt.Sprintf("%+v", cfg), genTrace(t, cfg), Options{})
+	}
+}
+
 func TestStreamTinyChunks(t *testing.T) {
 	trace := genTrace(t, gen.Config{Seed: 3, MemoryEvents: 3000, Devices: 2, Anomalies: true})
 	gz := rdGzip(t, trace)
