@@ -94,15 +94,23 @@ func TestStreamSameAnswersGenerated(t *testing.T) {
 }
 
 // TestStreamSameAnswersRandom runs the random documents of the reference
-// tests through WriteJSONL, made streamable: spans start at 0 (so every
-// span_start comes before the events) and memory is in time order.
+// tests through the stream (checkRandomDocsStream).
 func TestStreamSameAnswersRandom(t *testing.T) {
 	n := 1500
 	if testing.Short() {
 		n = 300
 	}
+	checkRandomDocsStream(t, n, 5)
+}
+
+// checkRandomDocsStream checks the answers of n random documents of the
+// reference tests (seeds 0 to n-1 with the second word seq), written as
+// JSONL made streamable: spans start at 0 (so every span_start comes before
+// the events) and memory is in time order.
+func checkRandomDocsStream(t *testing.T, n int, seq uint64) {
+	t.Helper()
 	for seed := range n {
-		r := rand.New(rand.NewPCG(uint64(seed), 5))
+		r := rand.New(rand.NewPCG(uint64(seed), seq))
 		doc := randomDoc(r)
 		for i := range doc.Spans {
 			doc.Spans[i].StartNs = 0
@@ -143,19 +151,7 @@ func TestStreamSameAnswersCompacted(t *testing.T) {
 	if testing.Short() {
 		n = 150
 	}
-	for seed := range n {
-		r := rand.New(rand.NewPCG(uint64(seed), 7))
-		doc := randomDoc(r)
-		for i := range doc.Spans {
-			doc.Spans[i].StartNs = 0
-		}
-		doc.Memory = refSorted(doc)
-		var b bytes.Buffer
-		if err := doc.WriteJSONL(&b); err != nil {
-			t.Fatal(err)
-		}
-		checkSameAnswers(t, fmt.Sprintf("seed %d", seed), b.Bytes(), Options{MaxTimelinePoints: r.IntN(5)})
-	}
+	checkRandomDocsStream(t, n, 7)
 	for seed := range 4 {
 		cfg := gen.Config{Seed: int64(seed), MemoryEvents: 3000, Devices: 2, Anomalies: true}
 		checkSameAnswers(t, fmt.Sprintf("%+v", cfg), genTrace(t, cfg), Options{})
