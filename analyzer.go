@@ -347,26 +347,29 @@ func (a *Analyzer) wasFreed(h uint64) bool {
 var freedCompactMin = 1 << 16
 
 // compactFreed sorts the hashes freed since the last compaction, merges
-// them into the sorted ones before them and drops repeats. The list then
-// holds each freed id once; as it is compacted when it has doubled, each
-// hash is sorted once and merged O(log n) times.
+// them into the sorted ones before them and drops repeats, in place: the
+// sorted head is copied aside (it is never longer than the new tail, which
+// logFree lets grow to its length first) and merged with the tail from the
+// list's start, where the writes never overtake the tail's unread part. A
+// compaction costs O(t log t) for a tail of t frees, amortised O(log n) a
+// free; the list then holds each freed id once.
 func (a *Analyzer) compactFreed() {
-	head, tail := a.freedNew[:a.freedSorted], a.freedNew[a.freedSorted:]
+	head := slices.Clone(a.freedNew[:a.freedSorted])
+	tail := a.freedNew[a.freedSorted:]
 	slices.Sort(tail)
-	merged := make([]uint64, 0, 2*len(a.freedNew))
+	out := a.freedNew[:0]
 	for len(head) > 0 || len(tail) > 0 {
 		var h uint64
-		switch {
-		case len(tail) == 0 || len(head) > 0 && head[0] <= tail[0]:
+		if len(tail) == 0 || len(head) > 0 && head[0] <= tail[0] {
 			h, head = head[0], head[1:]
-		default:
+		} else {
 			h, tail = tail[0], tail[1:]
 		}
-		if n := len(merged); n == 0 || merged[n-1] != h {
-			merged = append(merged, h)
+		if n := len(out); n == 0 || out[n-1] != h {
+			out = append(out, h)
 		}
 	}
-	a.freedNew, a.freedSorted = merged, len(merged)
+	a.freedNew, a.freedSorted = out, len(out)
 }
 
 // AddSpan registers a span. A parent id naming no span added before makes the
