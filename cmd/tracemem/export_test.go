@@ -356,7 +356,9 @@ func TestNoMemoryNote(t *testing.T) {
 	metaOnly := writeFile(t, dir, "meta.jsonl", []byte(jsonlTrace()))
 	// A PyTorch trace written out as JSONL keeps its source tag (from a
 	// review: profile and csv, which stream untapped, lost the hint).
-	torchJSONL := writeFile(t, dir, "torch.jsonl", []byte(strings.Replace(jsonlTrace(), `"tags": {}`, `"tags": {"source": "chrome_trace"}`, 1)))
+	torchMeta := strings.Replace(jsonlTrace(), `"tags": {}`, `"tags": {"source": "chrome_trace"}`, 1)
+	torchJSONL := writeFile(t, dir, "torch.jsonl", []byte(torchMeta))
+	torchNoNewline := writeFile(t, dir, "torch-nonl.jsonl", []byte(strings.TrimRight(torchMeta, "\n"))) // its one line without a newline
 	freesOnly := writeFile(t, dir, "frees.jsonl", []byte(jsonlTrace(memRec(5, "free", "x", "", "cuda:0", 8, "activation"))))
 	torch := filepath.Join("..", "..", "testdata", "chrome", "torch-1.13-cpu.json")
 	out := filepath.Join(dir, "out")
@@ -377,6 +379,7 @@ func TestNoMemoryNote(t *testing.T) {
 			{metaOnly, `the trace has no memory events; `, true, true},
 			{torch, torchHint, true, false},
 			{torchJSONL, torchHint, true, true},
+			{torchNoNewline, torchHint, true, true},
 			{freesOnly, ``, false, true},
 			{sample(t), ``, false, false},
 		} {

@@ -247,11 +247,14 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 // It lets an untapped stream tell, for a trace without memory events, where
 // such traces come from.
 func firstRun(r *bufio.Reader) *runInfo {
-	head, _ := r.Peek(sniffSize)
+	head, err := r.Peek(sniffSize)
 	head = bytes.TrimLeft(head, " \t\r\n")
 	i := bytes.IndexByte(head, '\n')
 	if i < 0 {
-		return nil
+		if err == nil { // the line goes on past the buffer
+			return nil
+		}
+		i = len(head) // the input ends: a last line without a newline
 	}
 	c := newCollector(false)
 	c.line(head[:i])
