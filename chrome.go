@@ -35,8 +35,8 @@ import (
 // integer nanoseconds from their decimal text, exactly down to 1 ns (digits
 // below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid may be
 // integers or strings, compared as text: pid 1 and pid "1" are one process. In
-// names, pids and tids, bytes that are not UTF-8 read as U+FFFD, as the
-// document's strings are UTF-8.
+// names, pids and tids, each byte that is not UTF-8 reads as U+FFFD, as do
+// unpaired surrogate escapes (\ud800): the document's strings are UTF-8.
 //
 // # Memory events
 //
@@ -619,12 +619,24 @@ func (p *chromeParser) unquote(v jsontext.Value, buf *[]byte) []byte {
 	if bytes.IndexByte(s, '\\') < 0 {
 		return s
 	}
-	out, err := jsontext.AppendUnquote((*buf)[:0], v)
-	if err != nil {
-		return s
-	}
+	// The decoder checked the string's escapes; an error here is invalid
+	// UTF-8 or an unpaired surrogate, which out holds as U+FFFD.
+	out, _ := jsontext.AppendUnquote((*buf)[:0], v)
 	*buf = out
 	return out
+}
+
+// validUTF8 returns s with each byte that is not part of valid UTF-8 as
+// U+FFFD, as jsontext unquotes a string with escapes.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for _, r := range s { // a range yields U+FFFD for each invalid byte
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
 }
 
 func (p *chromeParser) intern(b []byte) string {
@@ -632,12 +644,7 @@ func (p *chromeParser) intern(b []byte) string {
 		return s
 	}
 	s := string(b)
-	v := s
-	if !utf8.ValidString(s) {
-		// The document's strings are UTF-8, as the other readers and the
-		// writers want them.
-		v = strings.ToValidUTF8(s, "\uFFFD")
-	}
+	v := validUTF8(s) // the document's strings are UTF-8, as the writers want them
 	p.strs[s] = v
 	return v
 }
@@ -1033,7 +1040,7 @@ func (p *chromeParser) thread(start, end int64) int32 {
 	if !ok {
 		id = int32(len(p.thr))
 		p.threads[string(p.key)] = id
-		p.thr = append(p.thr, threadInfo{pid: strings.ToValidUTF8(string(p.pid), "\uFFFD"), tid: strings.ToValidUTF8(string(p.tid), "\uFFFD"), min: start, max: end, root: -1})
+		p.thr = append(p.thr, threadInfo{pid: validUTF8(string(p.pid)), tid: validUTF8(string(p.tid)), min: start, max: end, root: -1})
 	}
 	t := &p.thr[id]
 	t.min, t.max = min(t.min, start), max(t.max, end)

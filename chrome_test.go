@@ -859,13 +859,19 @@ func TestChromeBaselineSaturates(t *testing.T) {
 	}
 }
 
-// TestChromeInvalidUTF8: bytes that are not UTF-8 in names (of ops, of
-// annotations, of a thread's pid and tid) read as U+FFFD, so the document
-// is one the writers take and the other readers could have made (from a
-// review: WriteJSONL and WriteJSON refused it).
+// TestChromeInvalidUTF8: each byte that is not UTF-8 in names (of ops, of
+// annotations, of a thread's pid and tid, with escapes or without), and an
+// unpaired surrogate escape, read as U+FFFD, so the document is one the
+// writers take and the other readers could have made (from a review:
+// WriteJSONL and WriteJSON refused it, and a name with escapes kept them
+// undecoded).
 func TestChromeInvalidUTF8(t *testing.T) {
 	in := "[" + `{"name":"step\xff","ph":"X","cat":"user_annotation","ts":0,"dur":10,"pid":"p\xfe","tid":"t\xfd"},` +
 		`{"name":"aten::mm\xff","ph":"X","cat":"cpu_op","ts":1,"dur":5,"pid":"p\xfe","tid":"t\xfd"},` +
+		`{"name":"esc\xff\xfe\u00e9\n","ph":"X","cat":"cpu_op","ts":2,"dur":1,"pid":"p\xfe","tid":"t\xfd"},` + // with escapes too
+		`{"name":"half\ud800","ph":"X","cat":"cpu_op","ts":3,"dur":1,"pid":"p\xfe","tid":"t\xfd"},` + // an unpaired surrogate
+		`{"name":"two\xff\xfe","ph":"X","cat":"cpu_op","ts":4,"dur":1,"pid":"p\xfe","tid":"t\xfd"},` + // two bytes: two U+FFFD, as with escapes
+
 		strings.Replace(memEvent("20", 8, 1, 0, ""), `"pid":1,"tid":1`, `"pid":"p\xfe","tid":"t\xfd"`, 1) + "]" // outside the spans: under the thread's root
 	in = strings.NewReplacer(`\xff`, "\xff", `\xfe`, "\xfe", `\xfd`, "\xfd").Replace(in)
 	doc, err := ReadChromeTrace(strings.NewReader(in))
@@ -879,7 +885,7 @@ func TestChromeInvalidUTF8(t *testing.T) {
 	for _, o := range doc.Ops {
 		names = append(names, o.OpName)
 	}
-	for _, want := range []string{"step\uFFFD", "aten::mm\uFFFD", "thread p\uFFFD/t\uFFFD"} {
+	for _, want := range []string{"step\uFFFD", "aten::mm\uFFFD", "thread p\uFFFD/t\uFFFD", "esc\uFFFD\uFFFDé\n", "half\uFFFD", "two\uFFFD\uFFFD"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no name %q in %q", want, names)
 		}
