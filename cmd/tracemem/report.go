@@ -194,8 +194,8 @@ func capacityDrawn(d tracemem.DeviceMemoryStats) bool {
 // point), the live bytes outline, the capacity line when known and within
 // capacityOffChartMultiplier × the peak, and the device peak marked. The time
 // axis runs from 0 to the first tick after tEnd (the trace's end as the
-// report knows it: the last point kept or the last span end, whichever is
-// later).
+// report knows it: the last point kept or the latest span start or end,
+// whichever is later).
 func writeDeviceChart(b *strings.Builder, p *tracemem.MemoryProfile, d tracemem.DeviceMemoryStats, tEnd uint64) {
 	var pts []*tracemem.TimelinePoint
 	var present tracemem.CategorySet
