@@ -249,15 +249,16 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 	line := d.scan.b
 	switch d.fast {
 	case fastOn:
+		name := m.name(line, d.scan.alts)
+		if string(name) == "kind" {
+			// Before any field error, as the other path checks kind first.
+			d.fastErr = &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
+			return true
+		}
 		if d.fastErr != nil {
 			return true // the first error stands; the rest of the line is only validated
 		}
 		d.p.esc = m.esc
-		name := m.name(line, d.scan.alts)
-		if string(name) == "kind" {
-			d.fastErr = &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
-			return true
-		}
 		if perr := d.p.field(d.kind, d, name, m.val(line), &d.seen, false); perr != nil {
 			perr.Line, perr.Kind = d.line, d.kind.String()
 			d.fastErr = perr

@@ -912,6 +912,7 @@ func TestReadTraceKindPosition(t *testing.T) {
 	for _, in := range []string{
 		rdLines(tMeta, strings.Replace(tMem, `"alloc"`, `"alocate"`, 1)),
 		rdLines(tMeta, memPrefix+`"bytes":-5}`),
+		rdLines(tMeta, memPrefix+`"bytes":-5,"kind":"memory"}`), // a duplicate kind is reported before a field error (from a review)
 		rdLines(tMeta, memPrefix+`"bytes":18446744073709551616}`),
 		rdLines(tMeta, strings.Replace(tMem, `"bytes":400,`, ``, 1)),
 		rdLines(tMeta, strings.Replace(tMem, `"bytes":400`, `"bytes":400,"bytes":500`, 1)),
