@@ -123,8 +123,10 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 //     0 when the capacity is unknown or exceeded.
 //   - The timeline has one point per event, for the device the event changed,
 //     after applying it (a free changes the device the tensor lives on,
-//     whatever device it names; a duplicate alloc on another device than
-//     the live one also lowers that device, without a point of its own).
+//     whatever device it names; a double free, which changes nothing, has
+//     its point and count on the device it names; a duplicate alloc on
+//     another device than the live one also lowers that device, without a
+//     point of its own).
 //     A device's peak is its highest point, first time reached; the
 //     global peak is the highest device peak (the earliest on ties), and the
 //     breakdown lists what was live on that device then, bytes descending,
