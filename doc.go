@@ -67,4 +67,9 @@
 // pages of their big buffers (a few MB and up) while they write them, since
 // faulting fresh memory in can cost more than writing it; that goroutine
 // has ended when the call returns, and with GOMAXPROCS 1 there is none.
+// Where the kernel gives huge pages only to memory that asks for them
+// (transparent huge pages in "madvise" mode), buffers of 8 MB and more ask
+// while they are written and are marked against them afterwards
+// (MADV_NOHUGEPAGE, which stays on that heap memory: in that mode it gets
+// none unasked anyway). GODEBUG=disablethp=1 turns this off.
 package tracemem
