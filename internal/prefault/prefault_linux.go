@@ -63,7 +63,8 @@ func disablesTHP(godebug string) bool {
 }
 
 // adviseHuge asks for huge pages on the whole huge-page blocks of the
-// buffers, and returns the function that takes the advice back.
+// buffers, and returns the function that marks them against huge pages
+// (Linux has no call that removes an advice).
 func adviseHuge(bufs [][]byte) (undo func()) {
 	size := hugeSize()
 	if size == 0 {
