@@ -189,7 +189,8 @@ func (d *docDecoder) section(name string, k recordKind, spanAt map[string]int64)
 			if first, dup := spanAt[d.f.span.ID]; dup {
 				return &ParseError{Offset: start, Kind: name, Field: "id",
 					Msg: "duplicate span id " + strconv.Quote(d.f.span.ID) + " (first at offset " +
-						strconv.FormatInt(first, 10) + ")"}
+						strconv.FormatInt(first, 10) + ")",
+					Err: &SpanError{SpanID: d.f.span.ID, Msg: "duplicate span id"}}
 			}
 			spanAt[d.f.span.ID] = start
 			d.spans.add(&d.f.span)

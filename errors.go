@@ -38,8 +38,8 @@ var (
 // Field is the JSON field at fault, empty when none or when Msg names it
 // (an unknown enumeration value: the *EnumError in Err has the field as its
 // Type). Err is the underlying cause when there is one (a sentinel such as
-// ErrMissingMeta, an *EnumError, a *jsontext.SyntacticError, an I/O
-// error); errors.Is and errors.As see through to it.
+// ErrMissingMeta, an *EnumError, a *SpanError, a *jsontext.SyntacticError,
+// an I/O error); errors.Is and errors.As see through to it.
 type ParseError struct {
 	Path   string // file path, set by ReadTraceFile; "" otherwise
 	Line   int    // 1-based line of the JSONL record; 0 for the document form

@@ -80,32 +80,31 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // ReadChromeTrace).
 //
 // JSONL assembly: the first record must be meta and appear once; a second
-// span_start for an id, a span_end for an unknown span and a second
-// span_end for a span are errors; spans come out sorted by id with Closed
-// and DurationNs from their span_end; the other sections keep record order.
-// Records of an unknown kind are skipped (they must still be JSON objects,
-// without a name given twice). Document form: "schema" and "run" are
-// required, span ids must be unique, and a span that is not closed must
+// span_start for an id, a span_end for an unknown span and a second span_end
+// for a span are errors (each wraps a *SpanError, with the SpanID and Msg an
+// Analyzer gives for it); spans come out sorted by id with Closed and
+// DurationNs from their span_end; the other sections keep record order. Records
+// of an unknown kind are skipped (they must still be JSON objects, without a
+// name given twice). Document form: "schema" and "run" are required, span ids
+// must be unique (a *SpanError, as above), and a span that is not closed must
 // have duration_ns 0. Both forms: a record's fields are required when their
 // JSON tag in the document types has neither omitempty nor omitzero, except
-// category and, in JSONL, a span's closed and duration_ns (its span_end
-// gives them); a required field that is absent is an error ("missing
-// required field"). null is absent for an optional field and empty for
-// shape, inputs and tags; for another required field it is of the wrong
-// type. Fields the types do not have are ignored (later producers add
-// fields), but the names schema /7 gave storage_bytes and
-// input_storage_bytes, output_dense_bytes and input_dense_bytes, are read
-// as those fields in either schema, and a record that gives one field
-// under both its names is an error. An op's or tensor's absent
-// storage_bytes is set to the dense size of shape × dtype when the dtype
-// is known (nil otherwise); an absent category is CategoryOther; empty
-// arrays, objects and sections are nil (never empty non-nil), so a
-// document compares equal to what reading its WriteJSONL output gives. A
-// name given twice in a record (or a tags object, or among the document's
-// own keys) is an error wrapping ErrInvalidJSON; inside the value of a
-// field that is ignored, it is ignored too. A JSONL record or a document
-// nested more than 10,000 deep is refused, in ignored values too (the
-// limit encoding/json/v2 has).
+// category and, in JSONL, a span's closed and duration_ns (its span_end gives
+// them); a required field that is absent is an error ("missing required
+// field"). null is absent for an optional field and empty for shape, inputs and
+// tags; for another required field it is of the wrong type. Fields the types do
+// not have are ignored (later producers add fields), but the names schema /7
+// gave storage_bytes and input_storage_bytes, output_dense_bytes and
+// input_dense_bytes, are read as those fields in either schema, and a record
+// that gives one field under both its names is an error. An op's or tensor's
+// absent storage_bytes is set to the dense size of shape × dtype when the dtype
+// is known (nil otherwise); an absent category is CategoryOther; empty arrays,
+// objects and sections are nil (never empty non-nil), so a document compares
+// equal to what reading its WriteJSONL output gives. A name given twice in a
+// record (or a tags object, or among the document's own keys) is an error
+// wrapping ErrInvalidJSON; inside the value of a field that is ignored, it is
+// ignored too. A JSONL record or a document nested more than 10,000 deep is
+// refused, in ignored values too (the limit encoding/json/v2 has).
 //
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.
@@ -406,7 +405,8 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 		case recSpanStart:
 			if first, dup := spanAt[d.span.ID]; dup {
 				return nil, &ParseError{Line: d.line, Kind: "span_start", Field: "id",
-					Msg: "duplicate span id " + strconv.Quote(d.span.ID) + " (first on line " + strconv.Itoa(first.line) + ")"}
+					Msg: "duplicate span id " + strconv.Quote(d.span.ID) + " (first on line " + strconv.Itoa(first.line) + ")",
+					Err: &SpanError{SpanID: d.span.ID, Msg: "duplicate span id"}}
 			}
 			p := sec.spans.add(&d.span)
 			spanAt[d.span.ID] = spanRef{p, d.line}
@@ -415,11 +415,13 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 			ref, ok := spanAt[d.spanEnd.ID]
 			if !ok {
 				return nil, &ParseError{Line: d.line, Kind: "span_end", Field: "id",
-					Msg: "span_end of unknown span " + strconv.Quote(d.spanEnd.ID)}
+					Msg: "span_end of unknown span " + strconv.Quote(d.spanEnd.ID),
+					Err: &SpanError{SpanID: d.spanEnd.ID, Msg: "end of an unknown span"}}
 			}
 			if ref.span.Closed {
 				return nil, &ParseError{Line: d.line, Kind: "span_end", Field: "id",
-					Msg: "second span_end for span " + strconv.Quote(d.spanEnd.ID)}
+					Msg: "second span_end for span " + strconv.Quote(d.spanEnd.ID),
+					Err: &SpanError{SpanID: d.spanEnd.ID, Msg: "span ended twice"}}
 			}
 			ref.span.Closed = true
 			ref.span.DurationNs = d.spanEnd.DurationNs

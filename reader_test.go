@@ -529,6 +529,45 @@ func TestReadTraceErrors(t *testing.T) {
 
 // TestReadTraceDocOffset checks that a document error names the byte offset
 // of the value at fault, also after a gzip layer.
+// TestReadTraceSpanErrorsTyped checks that the span errors of ReadTrace are
+// the Analyzer's: a caller that tests for *SpanError catches them from a read
+// as from a stream (they were plain ParseErrors, found by a user trial).
+func TestReadTraceSpanErrorsTyped(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, in string
+		stream           bool // AnalyzeStream refuses the same input with the same *SpanError
+		want             SpanError
+	}{
+		{"duplicate span", "a second span_start of an id", rdLines(tMeta, tRoot, tRoot), true, SpanError{"root", "duplicate span id"}},
+		{"unknown span_end", "the end of a span never started", rdLines(tMeta, tRoot, tChildEnd), true, SpanError{"c", "end of an unknown span"}},
+		{"second span_end", "a span ends once", rdLines(tMeta, tRoot, tRootEnd, tRootEnd), true, SpanError{"root", "span ended twice"}},
+		{"document duplicate span", "the document form has unique span ids too",
+			`{"schema":"candle-graph/trace/6","run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}},"spans":[` +
+				`{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":0},{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":0}]}`,
+			false, SpanError{"a", "duplicate span id"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadTrace(strings.NewReader(tc.in))
+			var se *SpanError
+			var pe *ParseError
+			if !errors.As(err, &se) || !errors.As(err, &pe) {
+				t.Fatalf("ReadTrace: %v: want a *ParseError wrapping a *SpanError (%s)", err, tc.reason)
+			}
+			if *se != tc.want {
+				t.Errorf("ReadTrace: %+v, want %+v (%s)", *se, tc.want, tc.reason)
+			}
+			if !tc.stream {
+				return
+			}
+			_, _, err = AnalyzeStream(strings.NewReader(tc.in), Options{})
+			var sse *SpanError
+			if !errors.As(err, &sse) || *sse != *se {
+				t.Errorf("AnalyzeStream: %v, want the *SpanError %+v of ReadTrace", err, *se)
+			}
+		})
+	}
+}
+
 func TestReadTraceDocOffset(t *testing.T) {
 	doc := `{"schema":"candle-graph/trace/6","run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}},` +
 		"\n  " + `"memory":[{"timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":1,"action":"alloc","shape":[],"dtype":"u8"},` +
