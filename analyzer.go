@@ -38,19 +38,19 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // NodeMemoryMetrics and AnalyzeStream are thin wrappers over it.
 //
 // Memory events must be added in nondecreasing timestamp order; events with
-// equal timestamps are applied in the order they are added (that order is
-// what an allocator's running total follows). A span must be added before
-// the memory events and ops that name it, and before the spans that name it
-// as their parent; its end (EndSpan) and its ops must come before memory
+// equal timestamps are applied in the order they are added (that order is what
+// an allocator's running total follows). A span must be added before the memory
+// events and ops that name it, and before the spans that name it as their
+// parent (a TraceDocument lists its spans by id: add them by StartNs, a parent
+// before its children); its end (EndSpan) and its ops must come before memory
 // events stamped after its end that change what they measure. (Of an op's
 // output that is no longer live, the time of its free is not kept: once any
-// memory event past the end was replayed, such an output counts as
-// changed.) A record out of that order gets an error wrapping
-// ErrOutOfOrder, and the Analyzer stays as it was: the answers never
-// silently differ from those of the whole trace replayed in order. Where a
-// record names a span only in ways that cannot change the answer (with
-// SkipNodeMetrics, after the first backward event), the order of spans is
-// free.
+// memory event past the end was replayed, such an output counts as changed.) A
+// record out of that order gets an error wrapping ErrOutOfOrder, and the
+// Analyzer stays as it was: the answers never silently differ from those of the
+// whole trace replayed in order. Where a record names a span only in ways that
+// cannot change the answer (with SkipNodeMetrics, after the first backward
+// event), the order of spans is free.
 //
 // The Analyzer keeps references to the strings and Shape slices of the
 // records it is given (it does not copy them): callers must not modify a
@@ -373,12 +373,12 @@ func (a *Analyzer) compactFreed() {
 }
 
 // AddSpan registers a span. A parent id naming no span added before makes the
-// span a root. A closed span's residual is measured at its end
-// (StartNs + DurationNs); an open one's when EndSpan says it ended, or at the
-// end of the trace. It returns a *SpanError for an id added before, an
-// error wrapping ErrOutOfOrder for a span that records named before it
-// came (see Analyzer), and ErrInvalidOptions for invalid options; the
-// Analyzer is then unchanged.
+// span a root, and a span of that id added later is then refused (see
+// Analyzer). A closed span's residual is measured at its end (StartNs +
+// DurationNs); an open one's when EndSpan says it ended, or at the end of the
+// trace. It returns a *SpanError for an id added before, an error wrapping
+// ErrOutOfOrder for a span that records named before it came (see Analyzer),
+// and ErrInvalidOptions for invalid options; the Analyzer is then unchanged.
 func (a *Analyzer) AddSpan(s *Span) error {
 	if err := a.start(); err != nil {
 		return err
@@ -861,8 +861,10 @@ func (a *Analyzer) lookup(id string, h uint64) int32 { return a.live.find(&a.all
 // Profile returns the memory profile of what was replayed so far. It may be
 // called at any time; the Analyzer goes on afterwards. It costs time in
 // proportion to the live allocations and the timeline points kept, not to
-// the events replayed. The returned profile is the caller's; its strings and
-// shapes are shared with the records given to the Analyzer.
+// the events replayed; but with MaxTimelinePoints 0 (the default) a point is
+// kept per memory event, so a caller that asks often on a long run should
+// set it. The returned profile is the caller's; its strings and shapes are
+// shared with the records given to the Analyzer.
 func (a *Analyzer) Profile() *MemoryProfile {
 	p := &MemoryProfile{
 		Summary:       a.summary,

@@ -34,7 +34,10 @@
 // in the order they happen (memory in time order, each span before the
 // records that name it); a record that comes too late to give the answers
 // of the whole trace is an error wrapping ErrOutOfOrder, never a different
-// answer.
+// answer. The default Options keep a timeline point per memory event and a
+// record per span and op; for memory bounded by what is live, set
+// Options{MaxTimelinePoints: 1000, SkipNodeMetrics: true} (when the node
+// metrics are not needed).
 //
 // # Units
 //
