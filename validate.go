@@ -18,7 +18,7 @@ type SpanCycleError struct {
 	Cut   string   // the span whose parent link is cut
 }
 
-// Error renders e.g. `span "a": parent links form a cycle (a -> b); the link to its parent is cut`.
+// Error renders e.g. `span "b": parent links form a cycle (a -> b); the link to its parent is cut`.
 func (e *SpanCycleError) Error() string {
 	return fmt.Sprintf("span %q: parent links form a cycle (%s); the link to its parent is cut",
 		e.Cut, strings.Join(e.Spans, " -> "))

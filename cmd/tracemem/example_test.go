@@ -34,7 +34,7 @@ func Example_summary() {
 	// Output:
 	// == <stdin> ==
 	// run tiny (train), entrypoint demo::step, main device cuda:0
-	// sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start
+	// sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB, 1 TiB = 1024 GiB); times in ms since the trace start
 	//
 	// Devices
 	//   DEVICE  CAPACITY        PEAK  OF CAPACITY  PEAK AT (ms)  ALLOCS  FREES

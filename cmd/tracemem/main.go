@@ -18,15 +18,15 @@
 // its first 2 and last 10 around "…" (pprof stacks keep up to 1024 frames).
 //
 // The text outputs (summary, nodes, report) print sizes in 1024-based units
-// (1 KiB = 1024 bytes, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB) and times in
-// milliseconds since the trace started; profile and the csv export keep
-// bytes and nanoseconds, the chrome export bytes and microseconds (its
+// (1 KiB = 1024 bytes, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB, 1 TiB = 1024 GiB)
+// and times in milliseconds since the trace started; profile and the csv export
+// keep bytes and nanoseconds, the chrome export bytes and microseconds (its
 // format's unit). "tracemem COMMAND -h" lists a command's flags and their
 // defaults.
 //
 // Exit status: 0 on success, 1 when a trace cannot be read or analyzed (one
-// line on stderr naming the file and the line or byte offset), 2 for a usage
-// error.
+// line on stderr naming the file and the line or byte offset) or the output
+// cannot be written, 2 for a usage error.
 package main
 
 import (
@@ -61,7 +61,7 @@ Commands:
 TRACE is a candle-graph trace (JSONL or document JSON) or a PyTorch Chrome trace,
 gzipped or not; "-" reads standard input. Flags may come before or after TRACE;
 "tracemem COMMAND -h" lists a command's flags and their defaults.
-Text (summary, nodes, report) gives sizes in 1024-based units (KiB, MiB, GiB) and
+Text (summary, nodes, report) gives sizes in 1024-based units (KiB to TiB) and
 times in ms since the trace start; profile and csv give bytes and ns, chrome bytes and µs.
 A span path is the span names from the root down, joined with " > ".
 `

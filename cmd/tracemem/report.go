@@ -82,7 +82,7 @@ func writeReport(w io.Writer, t *trace) error {
 	if r := t.run; r != nil {
 		fmt.Fprintf(&b, "<p class=\"meta\">run %s (%s), entrypoint %s, main device %s</p>\n", esc(orDash(r.id)), esc(orDash(r.phase)), esc(orDash(r.entrypoint)), esc(orDash(r.device)))
 	}
-	b.WriteString("<p class=\"meta\">Sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start. A span path is the span names from the root down, joined with \" &gt; \".</p>\n")
+	b.WriteString("<p class=\"meta\">Sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB, 1 TiB = 1024 GiB); times in ms since the trace start. A span path is the span names from the root down, joined with \" &gt; \".</p>\n")
 
 	b.WriteString("<h2>Memory timeline</h2>\n<p class=\"legend\">")
 	for _, c := range tracemem.Categories {

@@ -88,7 +88,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		fmt.Fprintf(w, "run %s (%s), entrypoint %s, main device %s\n",
 			printable(orDash(r.id)), printable(orDash(r.phase)), printable(orDash(r.entrypoint)), printable(orDash(r.device)))
 	}
-	fmt.Fprintln(w, "sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB); times in ms since the trace start")
+	fmt.Fprintln(w, "sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB, 1 TiB = 1024 GiB); times in ms since the trace start")
 
 	fmt.Fprintln(w, "\nDevices")
 	if len(p.ByDevice) == 0 {
