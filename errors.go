@@ -29,17 +29,18 @@ var (
 
 // ParseError reports bad input: where it is and what is wrong with it.
 //
-// A JSONL error names the 1-based Line of the record; a document-form error
-// has Line 0 and names the byte Offset (from the start of the decompressed
-// document) of the value at fault, a Chrome trace's error that of the
-// event at fault (see ReadChromeTrace). Kind is the record kind ("memory",
-// "span_start", ...; in a document, the section the element belongs to,
-// e.g. "memory" or "run"), empty when the error is not about one record.
-// Field is the JSON field at fault, empty when none or when Msg names it
-// (an unknown enumeration value: the *EnumError in Err has the field as its
-// Type). Err is the underlying cause when there is one (a sentinel such as
-// ErrMissingMeta, an *EnumError, a *SpanError, a *jsontext.SyntacticError,
-// an I/O error); errors.Is and errors.As see through to it.
+// A JSONL error names the 1-based Line of the record; a document-form error has
+// Line 0 and names the byte Offset (from the start of the decompressed
+// document) of the value at fault, a Chrome trace's error that of the event at
+// fault (see ReadChromeTrace). An input that is not a trace (ErrUnknownFormat)
+// names the Line where its first value starts. Kind is the record kind
+// ("memory", "span_start", ...; in a document, the section the element belongs
+// to, e.g. "memory" or "run"), empty when the error is not about one record.
+// Field is the JSON field at fault, empty when none or when Msg names it (an
+// unknown enumeration value: the *EnumError in Err has the field as its Type).
+// Err is the underlying cause when there is one (a sentinel such as
+// ErrMissingMeta, an *EnumError, a *SpanError, a *jsontext.SyntacticError, an
+// I/O error); errors.Is and errors.As see through to it.
 type ParseError struct {
 	Path   string // file path, set by ReadTraceFile; "" otherwise
 	Line   int    // 1-based line of the JSONL record; 0 for the document form
