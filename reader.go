@@ -146,18 +146,27 @@ func readTrace(r io.Reader) (*TraceDocument, error) {
 
 // estimateSize returns the decompressed size of a compressed input of size
 // bytes, of which consumed bytes have given out bytes so far, if the rest
-// decompresses at the same ratio. It returns -1 until minEstimated bytes
-// were consumed (or all of them): before, gzip's header and a block's code
-// tables weigh too much in the ratio.
+// decompresses at the same ratio, or at maxRatio if that is less. It returns
+// -1 until minEstimated bytes were consumed (or all of them): before, gzip's
+// header and a block's code tables weigh too much in the ratio.
 func estimateSize(out, consumed, size int64) int64 {
 	if out <= 0 || consumed < min(minEstimated, size) {
 		return -1
 	}
-	return out + int64(float64(size-consumed)*float64(out)/float64(consumed))
+	ratio := min(float64(out)/float64(consumed), maxRatio)
+	return out + int64(float64(size-consumed)*ratio)
 }
 
 // minEstimated is the compressed bytes estimateSize needs.
 const minEstimated = 64 << 10
+
+// maxRatio bounds the ratio estimateSize projects onto the rest of the input,
+// and so what a wrong estimate can make the reader reserve: a trace's start
+// may compress far better than its rest (blank lines, a record repeated: a
+// thousand times over), and projected, that ratio reserved memory for records
+// that never came. JSONL traces compress about 15 times; one that compresses
+// better than maxRatio is sized low, which costs a copy at the end.
+const maxRatio = 64
 
 // inputSize returns the bytes left to read in r when r tells them without
 // being read: its Len (bytes.Reader, strings.Reader, bytes.Buffer), or a

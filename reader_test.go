@@ -1365,6 +1365,51 @@ func TestReadTraceGzipSizeSavesCopy(t *testing.T) {
 
 // TestEstimateSize: a compressed input's decompressed size is what it gave
 // so far plus the rest at the same ratio.
+// TestReadTraceGzipBombSizing reads a gzip stream whose start compresses a
+// thousand times over (blank lines, then one record repeated) and whose rest
+// barely compresses: estimated from its start, its size was taken for a
+// thousand times what it is, and the sections were reserved for records that
+// never came (a 6 MB file ran out of memory; found by a resource review).
+// With the compressed size known, a wrong estimate may cost no more than
+// the memory of maxRatio times that size (before: 4 times as much as without
+// it, 100 MB against 24; now 46).
+func TestReadTraceGzipBombSizing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 24 MB of JSONL")
+	}
+	var b bytes.Buffer
+	b.WriteString(tMeta + "\n" + tRoot + "\n")
+	blank := strings.Repeat(" ", 1<<16-1) + "\n"
+	for range 128 { // 8 MB
+		b.WriteString(blank)
+	}
+	rec := `{"kind":"memory","timestamp_ns":0,"tensor_id":"t","span_id":"root","device":"cuda:0","bytes":8,"action":"alloc","shape":[8],"dtype":"u8","category":"activation"}` + "\n"
+	for b.Len() < 16<<20 {
+		b.WriteString(rec)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 20_000 {
+		fmt.Fprintf(&b, `{"kind":"memory","timestamp_ns":1,"tensor_id":"%016x%016x","span_id":"root","device":"cuda:0","bytes":8,"action":"free","shape":[8],"dtype":"u8"}`+"\n", rng.Uint64(), rng.Uint64())
+	}
+	b.WriteString(tRootEnd + "\n")
+	gz := rdGzip(t, b.Bytes())
+	allocated := func(r io.Reader) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		_, err := ReadTrace(r)
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	unknown := allocated(io.MultiReader(bytes.NewReader(gz)))
+	known := allocated(bytes.NewReader(gz))
+	if limit := unknown + 64*uint64(len(gz)); known > limit { // 64: maxRatio
+		t.Errorf("allocated %d bytes with the compressed size (%d bytes, of %d decompressed), %d without: want at most %d more", known, len(gz), b.Len(), unknown, limit-unknown)
+	}
+}
+
 func TestEstimateSize(t *testing.T) {
 	for _, c := range []struct {
 		name                string
@@ -1375,6 +1420,7 @@ func TestEstimateSize(t *testing.T) {
 		{"too little consumed", 1 << 20, minEstimated - 1, 1 << 20, -1},
 		{"nothing out yet", 0, minEstimated, 1 << 20, -1},
 		{"ratio 10", 10 * minEstimated, minEstimated, 4 * minEstimated, 40 * minEstimated},
+		{"ratio 1000, the rest at maxRatio", 1000 * minEstimated, minEstimated, 4 * minEstimated, (1000 + 3*maxRatio) * minEstimated},
 		{"a small input all consumed", 5000, 1000, 1000, 5000},
 	} {
 		if got := estimateSize(c.out, c.consumed, c.size); got != c.want {
