@@ -207,6 +207,7 @@ type recordDecoder struct {
 
 	br       *bufio.Reader
 	long     []byte // holds a line longer than br's buffer
+	lead     int    // white space dropped from the start of that line (see readLine)
 	scan     lineScanner
 	p        valueParser
 	members  []member
@@ -317,7 +318,7 @@ func (d *recordDecoder) next() (recordKind, error) {
 		line, rerr := d.readLine()
 		if rerr != nil && rerr != io.EOF {
 			at := d.line
-			if len(line) == 0 {
+			if len(line) == 0 && d.lead == 0 {
 				at++ // the error came before any byte of the next line
 			}
 			return recNone, &ParseError{Line: at, Msg: "read: " + rerr.Error(), Err: rerr}
@@ -351,20 +352,31 @@ func (d *recordDecoder) eof() error {
 
 // readLine returns the next line (with its newline, if any) and counts it.
 // It returns io.EOF with the last line when that line has no newline, and
-// io.EOF with nil at the end.
+// io.EOF with nil at the end. A line longer than br's buffer is copied
+// aside without the buffers of white space it starts with (d.lead counts
+// them, for the columns of errors): a line of white space alone, which a
+// small gzip stream can make gigabytes long, is never held.
 func (d *recordDecoder) readLine() ([]byte, error) {
+	d.lead = 0
 	line, err := d.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		d.long = append(d.long[:0], line...)
-		for err == bufio.ErrBufferFull {
+		d.long = d.long[:0]
+		for {
+			if len(d.long) == 0 && isBlank(line) {
+				d.lead += len(line)
+			} else {
+				d.long = append(d.long, line...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
 			line, err = d.br.ReadSlice('\n')
-			d.long = append(d.long, line...)
 		}
 		line = d.long
 	}
-	if len(line) > 0 {
+	if n := d.lead + len(line); n > 0 {
 		d.line++
-		d.offset += int64(len(line))
+		d.offset += int64(n)
 	}
 	return line, err
 }
@@ -439,7 +451,7 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	case fastSkip:
 		if !isBlank(line[end:]) {
 			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
-				strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+				strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
 		}
 		if perr := d.dupField(true); perr != nil {
 			return recNone, perr
@@ -448,7 +460,7 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	case fastOn:
 		if !isBlank(line[end:]) {
 			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
-				strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+				strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
 		}
 		if d.fastErr != nil {
 			return recNone, d.fastErr
@@ -465,7 +477,7 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	}
 	if !isBlank(line[end:]) {
 		return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
-			strconv.Itoa(skipSpace(line, end)+1), Err: ErrInvalidJSON}
+			strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
 	}
 	var kind recordKind
 	found := false
@@ -527,7 +539,7 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 
 func (d *recordDecoder) syntaxError() *ParseError {
 	sc := &d.scan
-	perr := &ParseError{Line: d.line, Msg: "invalid JSON at column " + strconv.Itoa(sc.errPos+1) + ": " + sc.errMsg,
+	perr := &ParseError{Line: d.line, Msg: "invalid JSON at column " + strconv.Itoa(d.lead+sc.errPos+1) + ": " + sc.errMsg,
 		Err: ErrInvalidJSON}
 	if sc.eol {
 		perr.Msg = "truncated record: the line ends inside a JSON value"

@@ -1410,6 +1410,55 @@ func TestReadTraceGzipBombSizing(t *testing.T) {
 	}
 }
 
+// spaces reads as n spaces, without holding them.
+type spaces int64
+
+func (n *spaces) Read(p []byte) (int, error) {
+	if *n <= 0 {
+		return 0, io.EOF
+	}
+	k := int(min(int64(len(p)), int64(*n)))
+	for i := range p[:k] {
+		p[i] = ' '
+	}
+	*n -= spaces(k)
+	return k, nil
+}
+
+// TestLongBlankLine checks that white space longer than the line buffer,
+// alone on a line or before a record, is not held (a 522 KB gzip stream of a
+// 512 MiB blank line ran a command out of memory; found by a resource
+// review), and that the lines and columns of errors count it.
+func TestLongBlankLine(t *testing.T) {
+	const n = 64 << 20
+	trace := func(tail string) io.Reader {
+		s1, s2 := spaces(n), spaces(n)
+		return io.MultiReader(strings.NewReader(tMeta+"\n"), &s1, strings.NewReader("\n"),
+			&s2, strings.NewReader(tRoot+"\n"+tail+tRootEnd+"\n"))
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	doc, err := ReadTrace(trace(""))
+	runtime.ReadMemStats(&m1)
+	if err != nil || len(doc.Spans) != 1 || !doc.Spans[0].Closed {
+		t.Fatalf("ReadTrace: %v, %d spans", err, len(doc.Spans))
+	}
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > n/8 {
+		t.Errorf("ReadTrace allocated %d bytes for %d bytes of white space, want at most %d", a, 2*n, n/8)
+	}
+	for _, c := range []struct{ name, tail, want string }{
+		{"text after the record", tMem + " x\n", fmt.Sprintf("line 4: want one JSON object a line, found more after it at column %d", len(tMem)+2)},
+		{"syntax", "{]\n", "line 4: invalid JSON at column 2: "},
+		{"text after, after white space", strings.Repeat(" ", 300<<10) + tMem + " x\n", fmt.Sprintf("line 4: want one JSON object a line, found more after it at column %d", 300<<10+len(tMem)+2)},
+		{"syntax after white space", strings.Repeat(" ", 300<<10) + "{]\n", fmt.Sprintf("line 4: invalid JSON at column %d: ", 300<<10+2)},
+	} {
+		_, err := ReadTrace(trace(c.tail))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %s...", c.name, err, c.want)
+		}
+	}
+}
+
 func TestEstimateSize(t *testing.T) {
 	for _, c := range []struct {
 		name                string

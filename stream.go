@@ -13,18 +13,19 @@ import "io"
 // was live at each device's peak) plus the timeline points kept (see
 // Options.MaxTimelinePoints), plus, for the node metrics, a record per span and
 // op (Options.SkipNodeMetrics leaves them out), plus a hash per freed tensor id
-// (see Analyzer). Its records must come in the order an Analyzer needs: memory
-// records in nondecreasing timestamp order, each span_start before the records
-// that name the span, a span_end and the span's ops before memory records
-// stamped after its end that change what they measure (records written as they
-// happen are). A record out of that order is an error naming its line (and, for
-// a span_start, the line of the first record that named the span) and wrapping
-// ErrOutOfOrder; such a trace can be read whole with ReadTrace and analyzed
-// with Analyze, unless ReadTrace refuses it for a reason of its own (see
-// ErrOutOfOrder). The span errors of ReadTrace are errors here too. Other
-// formats ReadTrace accepts (the document form, Chrome traces) are read into
-// memory first, as ReadTrace reads them (near-JSON in a Chrome trace too: see
-// ReadChromeTrace), then replayed.
+// (see Analyzer), plus the longest record's line (white space before it aside),
+// held whole while it is decoded. Its records must come in the order an
+// Analyzer needs: memory records in nondecreasing timestamp order, each
+// span_start before the records that name the span, a span_end and the span's
+// ops before memory records stamped after its end that change what they measure
+// (records written as they happen are). A record out of that order is an error
+// naming its line (and, for a span_start, the line of the first record that
+// named the span) and wrapping ErrOutOfOrder; such a trace can be read whole
+// with ReadTrace and analyzed with Analyze, unless ReadTrace refuses it for a
+// reason of its own (see ErrOutOfOrder). The span errors of ReadTrace are
+// errors here too. Other formats ReadTrace accepts (the document form, Chrome
+// traces) are read into memory first, as ReadTrace reads them (near-JSON in a
+// Chrome trace too: see ReadChromeTrace), then replayed.
 //
 // On any error, including a corrupt input or one cut inside a record (or
 // inside a gzip stream), AnalyzeStream returns no profile: a partial one

@@ -94,6 +94,11 @@ func (t *lineTap) consume() {
 		for len(data) > 0 {
 			i := bytes.IndexByte(data, '\n')
 			if i < 0 {
+				if len(carry) == 0 {
+					// White space before a record says nothing, and a
+					// line of it alone can be gigabytes long.
+					data = bytes.TrimLeft(data, " \t\r")
+				}
 				carry = append(carry, data...)
 				break
 			}
