@@ -52,26 +52,25 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // cannot change the answer (with SkipNodeMetrics, after the first backward
 // event), the order of spans is free.
 //
-// The Analyzer keeps references to the strings and Shape slices of the
-// records it is given (it does not copy them): callers must not modify a
-// Shape's elements after passing it. Its memory is bounded by the live
-// allocations (and, per device, those live at its peak so far, which the
-// peak breakdown lists, though freed since), the spans and ops (only the
-// open spans with Options.SkipNodeMetrics) and the timeline points kept,
-// plus the ids of spans that records named while the Analyzer did not have
-// them (to refuse such a span when it comes): spans not added yet, and with
-// SkipNodeMetrics spans already ended and forgotten; with SkipNodeMetrics,
-// records after the first backward memory event add none (those named
-// before it stay, as their span may still come and must then be refused),
-// but a trace without one (an inference trace) whose records name ended
-// spans keeps them all. Plus 8 to 24 bytes per freed tensor id (one freed
-// again after a new alloc is kept once): a 64-bit hash of it, to tell a
-// double free from a free of pre-existing memory.
-// (Analyze, which can read a document again, keeps them only from the
-// first free of a tensor that is not live.) Two distinct ids of a trace
-// share a hash with a probability of about n²/2⁶⁵ for n freed ids (10⁻⁶
-// for 5M); a free of pre-existing memory would then count as a double
-// free.
+// The Analyzer keeps references to the strings and Shape slices of the records
+// it is given (it does not copy them): callers must not modify a Shape's
+// elements after passing it. Its memory is bounded by the live allocations
+// (and, per device, those live at its peak so far, which the peak breakdown
+// lists, though freed since), the spans and ops (with Options.SkipNodeMetrics,
+// the open spans and those that ended at or after the last memory event's time:
+// see there) and the timeline points kept, plus the ids of spans that records
+// named while the Analyzer did not have them (to refuse such a span when it
+// comes): spans not added yet, and with SkipNodeMetrics spans already ended and
+// forgotten; with SkipNodeMetrics, records after the first backward memory
+// event add none (those named before it stay, as their span may still come and
+// must then be refused), but a trace without one (an inference trace) whose
+// records name ended spans keeps them all. Plus 8 to 24 bytes per freed tensor
+// id (one freed again after a new alloc is kept once): a 64-bit hash of it, to
+// tell a double free from a free of pre-existing memory. (Analyze, which can
+// read a document again, keeps them only from the first free of a tensor that
+// is not live.) Two distinct ids of a trace share a hash with a probability of
+// about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of pre-existing memory
+// would then count as a double free.
 //
 // Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1: figures are
 // exact while every allocation, and a device's live and pre-existing bytes,
