@@ -4,6 +4,7 @@ package tracemem
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/tracemem/tracemem/internal/gen"
@@ -40,5 +41,30 @@ func BenchmarkReadChromeTrace(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(data))/float64(tc.n), "bytes/event")
 		})
+	}
+}
+
+// BenchmarkReadChromeTraceDevices reads a trace of 20k [memory] events, each
+// on a device of its own (a read was quadratic in the number of devices).
+func BenchmarkReadChromeTraceDevices(b *testing.B) {
+	const n = 20_000
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, `{"traceEvents":[{"name":"aten::op","ph":"X","cat":"cpu_op","ts":0,"dur":%d,"pid":1,"tid":1}`, n+10)
+	for i := range n {
+		fmt.Fprintf(&buf, `,{"name":"[memory]","ph":"i","ts":%d,"pid":1,"tid":1,"args":{"Bytes":8,"Addr":%d,"Device Type":1,"Device Id":%d}}`, i+1, 4096+i, i)
+	}
+	buf.WriteString("]}")
+	benchChromeBytes(b, buf.Bytes())
+}
+
+// benchChromeBytes reads data in b's loop.
+func benchChromeBytes(b *testing.B, data []byte) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ReadChromeTrace(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -413,7 +413,8 @@ type chromeParser struct {
 	threads map[string]int32
 	thr     []threadInfo
 	devices map[[2]int64]int32
-	devs    []string
+	devs    []string            // by interned device: its name
+	devKeys [][2]int64          // by interned device: its key in devices (deviceKey, without a scan)
 	spans   chunked[chromeSpan] // chunks: no regrowth copies on big traces
 	mems    chunked[chromeMem]
 	capac   map[int64]uint64 // cuda index → totalGlobalMem
@@ -1109,6 +1110,7 @@ func (p *chromeParser) addMemory(kind uint8, ts chromeInt, a *chromeArgs, hasPid
 		dev = int32(len(p.devs))
 		p.devices[dk] = dev
 		p.devs = append(p.devs, chromeDeviceName(typ, id))
+		p.devKeys = append(p.devKeys, dk)
 	}
 	m.dev = dev
 	if !hasPid {

@@ -377,6 +377,62 @@ func TestChromeCapacityCUDAOnly(t *testing.T) {
 	}
 }
 
+// TestChromeManyDevices checks the capacities of a trace of 3000 devices,
+// each cuda:<i> with its own, other types with none, read with the parser's
+// device map emptied before build: a device's key comes from where it was
+// interned, not from a scan of the map for each device, which made a read
+// quadratic in the number of devices.
+func TestChromeManyDevices(t *testing.T) {
+	const n = 3000
+	var b strings.Builder
+	b.WriteString(`{"deviceProperties":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"totalGlobalMem":%d}`, i, 1000+i)
+	}
+	b.WriteString(`],"traceEvents":[`)
+	for i := range n {
+		typ := 1
+		if i%3 == 2 {
+			typ = 13 // mps: a device of another type with the same id
+		}
+		fmt.Fprintf(&b, `{"name":"[memory]","ph":"i","ts":%d,"pid":1,"tid":1,"args":{"Bytes":8,"Total Allocated":8,"Device Type":%d,"Device Id":%d}},`, i, typ, i)
+	}
+	b.WriteString(`{"name":"[memory]","ph":"i","ts":0,"pid":1,"tid":1,"args":{"Bytes":8,"Device Type":1,"Device Id":0}}]}`)
+	p := newChromeParser(strings.NewReader(b.String()))
+	defer p.spans.release()
+	defer p.mems.release()
+	if err := p.parse(); err != nil {
+		t.Fatal(err)
+	}
+	p.devices = nil
+	doc := p.build()
+	seen := 0
+	for _, s := range doc.DeviceMemory {
+		if s.UsedBytes == 0 {
+			continue // a capacity sample
+		}
+		var typ string
+		var id int
+		if _, err := fmt.Sscanf(strings.Replace(s.Device, ":", " ", 1), "%s %d", &typ, &id); err != nil {
+			t.Fatalf("device %q: %v", s.Device, err)
+		}
+		want := uint64(0)
+		if typ == "cuda" {
+			want = uint64(1000 + id)
+		}
+		if *s.CapacityBytes != want {
+			t.Fatalf("%s: capacity %d, want %d", s.Device, *s.CapacityBytes, want)
+		}
+		seen++
+	}
+	if seen != n {
+		t.Errorf("%d samples with a total, want %d", seen, n)
+	}
+}
+
 // TestChromeCategories checks which duration events become spans, of which
 // kind, and which become ops, by category.
 func TestChromeCategories(t *testing.T) {

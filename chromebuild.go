@@ -564,12 +564,8 @@ func (b *chromeBuilder) runMeta() {
 
 // deviceKey returns the c10 type and index of an interned device.
 func (p *chromeParser) deviceKey(dev int32) (int64, int64) {
-	for k, v := range p.devices {
-		if v == dev {
-			return k[0], k[1]
-		}
-	}
-	return -1, -1
+	k := p.devKeys[dev]
+	return k[0], k[1]
 }
 
 // chromeBaselineSpan is the id of the synthetic span that holds the
