@@ -68,3 +68,18 @@ func benchChromeBytes(b *testing.B, data []byte) {
 		}
 	}
 }
+
+// BenchmarkReadChromeTraceCreep reads a trace of 40k spans on one thread,
+// each starting and ending 1 ns after the one before, so each is the child
+// of the one before by the 1 µs rounding rule (a read was quadratic in the
+// depth of such a chain).
+func BenchmarkReadChromeTraceCreep(b *testing.B) {
+	const n = 40_000
+	var buf bytes.Buffer
+	buf.WriteString(`{"traceEvents":[`)
+	for i := range n {
+		fmt.Fprintf(&buf, `{"name":"aten::op%d","ph":"X","cat":"cpu_op","ts":%d.%03d,"dur":1000,"pid":1,"tid":1},`, i, i/1000, i%1000)
+	}
+	buf.WriteString(`{"name":"[memory]","ph":"i","ts":0.5,"pid":1,"tid":1,"args":{"Bytes":8,"Device Type":1,"Device Id":0}}]}`)
+	benchChromeBytes(b, buf.Bytes())
+}

@@ -95,8 +95,8 @@ func (b *chromeBuilder) rel(t int64) uint64 { return uint64(t - b.base) }
 // spanTree sorts the spans per thread by start, longer first, then file order
 // (for spans of one interval, External id order where they all have one: see
 // byExternalID), links each to its parent (the innermost span of its thread
-// that contains it) and gives it its step. (A full key and an unstable sort:
-// the stable one is O(n log² n).)
+// that contains it: see nestSpans) and gives it its step. (A full key and an
+// unstable sort: the stable one is O(n log² n).)
 func (b *chromeBuilder) spanTree() {
 	spans := b.spans
 	spanCmp := func(a, b chromeSpan) int {
@@ -115,37 +115,9 @@ func (b *chromeBuilder) spanTree() {
 		slices.SortFunc(spans, spanCmp)
 	}
 	byExternalID(spans)
-	var stack []int32
+	nestSpans(spans)
 	for i := range spans {
 		s := &spans[i]
-		if i > 0 && spans[i-1].thread != s.thread {
-			stack = stack[:0]
-		}
-		for len(stack) > 0 {
-			top := &spans[stack[len(stack)-1]]
-			if s.end <= top.end {
-				break
-			}
-			// Writers of whole microseconds (PyTorch 1.x) round start
-			// and duration down apart, so a child can end up to 1 µs
-			// after its parent. A sibling cannot look like that: it
-			// starts at or after its predecessor's written end. The
-			// child's end is a truer end for its ancestors than their
-			// own (each is a lower bound of the real end), and moving
-			// them, not the child, keeps the events in the child's
-			// written time inside it.
-			if s.start < top.end && uint64(s.end)-uint64(top.end) <= chromeRoundingNs {
-				for k := len(stack) - 1; k >= 0 && spans[stack[k]].end < s.end; k-- {
-					spans[stack[k]].end = s.end
-				}
-				break
-			}
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 {
-			s.parent = stack[len(stack)-1]
-		}
-		stack = append(stack, int32(i))
 		var ps Step
 		if s.parent >= 0 {
 			par := &spans[s.parent]
@@ -166,6 +138,78 @@ func (b *chromeBuilder) spanTree() {
 			b.doc.Run.Phase = PhaseTrain
 		}
 	}
+}
+
+// nestSpans links each span, in spanTree's order, to its parent: the
+// innermost span of its thread that contains it, or that it starts in and
+// ends at most chromeRoundingNs after. It returns the number of stack steps
+// taken (at most 2 a span), for tests.
+//
+// Writers of whole microseconds (PyTorch 1.x) round start and duration down
+// apart, so a child can end up to 1 µs after its parent. A sibling cannot
+// look like that: it starts at or after its predecessor's written end. The
+// child's end is a truer end for its ancestors than their own (each is a
+// lower bound of the real end), and moving them, not the child, keeps the
+// events in the child's written time inside it.
+func nestSpans(spans []chromeSpan) (steps int) {
+	// The stack's ends do not grow towards its top, and a rounded child
+	// raises those below its end, a suffix: the ends are kept as runs of
+	// equal ones, which raising a suffix merges (each run made and merged
+	// once, not each span raised again per child), and a span's end is
+	// written when it is popped.
+	type run struct {
+		end  int64
+		from int // index in stack of the run's first span
+	}
+	var (
+		stack []int32
+		runs  []run
+	)
+	popTo := func(n int) {
+		for k := len(stack) - 1; k >= n; k-- {
+			r := &runs[len(runs)-1]
+			spans[stack[k]].end = r.end
+			if r.from == k {
+				runs = runs[:len(runs)-1]
+			}
+			steps++
+		}
+		stack = stack[:n]
+	}
+	for i := range spans {
+		s := &spans[i]
+		if i > 0 && spans[i-1].thread != s.thread {
+			popTo(0)
+		}
+		for len(stack) > 0 {
+			top := runs[len(runs)-1].end
+			if s.end <= top {
+				break
+			}
+			if s.start < top && uint64(s.end)-uint64(top) <= chromeRoundingNs {
+				from := 0
+				for len(runs) > 0 && runs[len(runs)-1].end < s.end {
+					from = runs[len(runs)-1].from
+					runs = runs[:len(runs)-1]
+					steps++
+				}
+				if len(runs) == 0 || runs[len(runs)-1].end != s.end {
+					runs = append(runs, run{s.end, from})
+				}
+				break
+			}
+			popTo(len(stack) - 1)
+		}
+		if len(stack) > 0 {
+			s.parent = stack[len(stack)-1]
+		}
+		if len(runs) == 0 || runs[len(runs)-1].end != s.end {
+			runs = append(runs, run{s.end, len(stack)})
+		}
+		stack = append(stack, int32(i))
+	}
+	popTo(0)
+	return steps
 }
 
 // chromeRoundingNs is how far a span may end after the span it starts in
