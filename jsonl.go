@@ -226,13 +226,17 @@ type recordDecoder struct {
 // decompressed).
 func newRecordDecoder(r io.Reader) *recordDecoder {
 	d := &recordDecoder{
-		br:      bufio.NewReaderSize(r, 256<<10),
+		br:      bufio.NewReaderSize(r, lineBuffer),
 		p:       valueParser{in: newInterner()},
 		members: make([]member, 0, 16),
 	}
 	d.scan.dec = d
 	return d
 }
+
+// lineBuffer is the size of the decoder's buffer; longer lines are copied
+// aside (see readLine). Tests lower it to take that path on short lines.
+var lineBuffer = 256 << 10
 
 var kindName = []byte("kind")
 

@@ -478,9 +478,21 @@ func refCompare(in []byte) string {
 	}
 	defer func(old int) { maxChunk = old }(maxChunk)
 	maxChunk = 4
-	got, gerr = readJSONL(bytes.NewReader(in), int64(len(in))/3, nil)
-	if msg := refDisagree(want, got, werr, gerr); msg != "" {
+	got, gerr2 := readJSONL(bytes.NewReader(in), int64(len(in))/3, nil)
+	if msg := refDisagree(want, got, werr, gerr2); msg != "" {
 		return "sections reserved too small: " + msg
+	}
+	// Every line longer than the buffer is copied aside, without the white
+	// space it starts with: the same document, and the same error, line and
+	// column included.
+	defer func(old int) { lineBuffer = old }(lineBuffer)
+	lineBuffer = 16 // bufio's least
+	got, gerr2 = readJSONL(bytes.NewReader(in), int64(len(in)), nil)
+	if msg := refDisagree(want, got, werr, gerr2); msg != "" {
+		return "lines longer than the buffer: " + msg
+	}
+	if gerr != nil && gerr.Error() != gerr2.Error() {
+		return fmt.Sprintf("lines longer than the buffer: error %q, with a long buffer %q", gerr2, gerr)
 	}
 	return ""
 }
@@ -539,8 +551,13 @@ func TestReadTraceReference(t *testing.T) {
 			mut := slices.Clone(lines)
 			mut[li] = strings.Replace(mut[li], m.from, m.to, 1)
 			inputs[fmt.Sprintf("line%d/mut%d", li+1, mi)] = strings.Join(mut, "\n") + "\n"
+			// White space before the line, past refCompare's short buffer.
+			mut[li] = strings.Repeat(" ", 40) + mut[li]
+			inputs[fmt.Sprintf("line%d/mut%d/indented", li+1, mi)] = strings.Join(mut, "\n") + "\n"
 		}
 	}
+	inputs["indented, text after"] = rdLines(tMeta, strings.Repeat(" ", 40)+tMem+" x")
+	inputs["blank lines, long and short"] = rdLines(tMeta, strings.Repeat(" ", 40), "", tRoot, strings.Repeat("\t", 17)+"\r", tRootEnd)
 	for name, in := range inputs {
 		if msg := refCompare([]byte(in)); msg != "" {
 			t.Errorf("%s: %s\ninput:\n%s", name, msg, in)

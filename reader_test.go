@@ -755,6 +755,12 @@ func TestReadTraceIOError(t *testing.T) {
 	if perr, ok := errors.AsType[*ParseError](err); !ok || perr.Line != 3 {
 		t.Errorf("error %v: want a *ParseError on line 3", err)
 	}
+	// The error comes inside a line longer than the buffer, of white space
+	// so far, which is not held: it is still that line's.
+	_, err = ReadTrace(&rdErrReader{data: []byte(tMeta + "\n" + strings.Repeat(" ", 300<<10)), err: boom})
+	if perr, ok := errors.AsType[*ParseError](err); !ok || perr.Line != 2 || !errors.Is(err, boom) {
+		t.Errorf("error %v: want a *ParseError on line 2 wrapping the reader's", err)
+	}
 	_, err = ReadTrace(&rdErrReader{data: []byte(`{"schema":"candle-graph/trace/6","run":{`), err: boom})
 	if !errors.Is(err, boom) {
 		t.Errorf("document: error %v does not wrap the reader's error", err)
