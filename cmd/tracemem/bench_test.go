@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -204,3 +205,86 @@ func BenchmarkSpanLanes(b *testing.B) {
 		})
 	}
 }
+
+// shapeTrace writes a trace of one of the shapes the reviews measured
+// (as their generator writes them) to a temporary file and returns its
+// path: "devk" (n devices, 100 allocs each), "deep" (a chain of n spans,
+// one alloc in each) or "chainleaf" (a chain of 1100 spans, n allocs in
+// the innermost).
+func shapeTrace(b *testing.B, shape string, n int) string {
+	b.Helper()
+	var w bytes.Buffer
+	w.WriteString(`{"kind": "meta", "schema": "candle-graph/trace/6", "run_id": "r", "correlation_id": "c", "entrypoint": "e", "phase": "train", "timestamp": "2026-12-01T00:00:00Z", "capture_step": 1, "warmup_steps": 0, "device": "cuda:0", "timing_mode": "host", "tags": {}}` + "\n")
+	mem := func(t, tensor, span int, dev int) {
+		fmt.Fprintf(&w, `{"kind":"memory","timestamp_ns":%d,"tensor_id":"t%d","span_id":"s%d","device":"cuda:%d","bytes":8,"action":"alloc","shape":[8],"dtype":"u8","category":"activation","op_name":"x"}`+"\n", t, tensor, span, dev)
+	}
+	start := func(i, t int) {
+		parent := ""
+		if i > 0 {
+			parent = `,"parent_id":"s` + strconv.Itoa(i-1) + `"`
+		}
+		fmt.Fprintf(&w, `{"kind":"span_start","id":"s%d","name":"n%d","start_ns":%d,"span_kind":"function","measured":true%s}`+"\n", i, i, t, parent)
+	}
+	end := func(i, d int) { fmt.Fprintf(&w, `{"kind":"span_end","id":"s%d","duration_ns":%d}`+"\n", i, d) }
+	switch shape {
+	case "devk":
+		start(0, 0)
+		for k := range 100 {
+			for j := range n {
+				mem(k*n+j, k*n+j, 0, j)
+			}
+		}
+		end(0, 100*n+1)
+	case "deep":
+		for i := range n {
+			start(i, i)
+			mem(i, i, i, 0)
+		}
+		for i := n - 1; i >= 0; i-- {
+			end(i, 2*n-2*i)
+		}
+	case "chainleaf":
+		const depth = 1100
+		for i := range depth {
+			start(i, 0)
+		}
+		for j := range n {
+			mem(j, j, depth-1, 0)
+		}
+		for i := depth - 1; i >= 0; i-- {
+			end(i, n+1)
+		}
+	default:
+		b.Fatalf("no shape %q", shape)
+	}
+	path := filepath.Join(b.TempDir(), shape+".jsonl")
+	if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// benchShape runs the command with args on a trace of shape and size n,
+// output to a file, "OUT" in args.
+func benchShape(b *testing.B, shape string, n int, args ...string) {
+	path := shapeTrace(b, shape, n)
+	out := filepath.Join(b.TempDir(), "out")
+	full := make([]string, 0, len(args)+1)
+	for _, a := range args {
+		if a == "OUT" {
+			a = out
+		}
+		full = append(full, a)
+	}
+	full = append(full, path)
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := run(full, nil, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("%v: exit %d", full, code)
+		}
+	}
+}
+
+// BenchmarkReportDevices: the report of 1000 devices of 100 points each
+// (devices × points when each chart scanned the whole timeline).
+func BenchmarkReportDevices(b *testing.B) { benchShape(b, "devk", 1000, "report", "-o", "OUT") }

@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1028,5 +1029,76 @@ func TestReportTimeAxisEnd(t *testing.T) {
 		if end := charts[0].timeEnd(t); end <= c.traceEnd || end > 2*c.traceEnd {
 			t.Errorf("%s: the time axis ends at %d ns, want after the trace's end, %d, by less than as much again", c.name, end, c.traceEnd)
 		}
+	}
+}
+
+// devicePointsScan is how the charts found their points before
+// pointsByDevice, one scan of the timeline per device: the reference it is
+// checked against.
+func devicePointsScan(p *tracemem.MemoryProfile, device string) []*tracemem.TimelinePoint {
+	var pts []*tracemem.TimelinePoint
+	for i := range p.Timeline {
+		if pt := &p.Timeline[i]; pt.Device == device {
+			pts = append(pts, pt)
+		}
+	}
+	return pts
+}
+
+// TestPointsByDevice: on random timelines over many devices (some without
+// points, some points of devices the profile does not list, the device ""),
+// each device's points are those a scan of the timeline finds, in order.
+func TestPointsByDevice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := range 300 {
+		devices := 1 + rng.IntN(60)
+		p := &tracemem.MemoryProfile{}
+		for d := range devices {
+			p.ByDevice = append(p.ByDevice, tracemem.DeviceMemoryStats{Device: "cuda:" + strconv.Itoa(d)})
+		}
+		p.ByDevice[0].Device = ""
+		for i := range rng.IntN(400) {
+			p.Timeline = append(p.Timeline, tracemem.TimelinePoint{TimestampNs: uint64(i), Device: p.ByDevice[rng.IntN(devices)].Device, LiveBytes: uint64(i)})
+			if rng.IntN(20) == 0 {
+				p.Timeline[i].Device = "stray:" + strconv.Itoa(rng.IntN(3))
+			}
+		}
+		got := pointsByDevice(p)
+		seen := 0
+		for _, d := range append(p.ByDevice, tracemem.DeviceMemoryStats{Device: "stray:0"}, tracemem.DeviceMemoryStats{Device: "stray:1"}, tracemem.DeviceMemoryStats{Device: "stray:2"}) {
+			want := devicePointsScan(p, d.Device)
+			if !slices.Equal(got[d.Device], want) {
+				t.Fatalf("timeline %d, device %q: %d points, want the %d a scan finds", n, d.Device, len(got[d.Device]), len(want))
+			}
+			seen += len(want)
+		}
+		if seen != len(p.Timeline) {
+			t.Fatalf("timeline %d: %d points by device, of %d", n, seen, len(p.Timeline))
+		}
+	}
+}
+
+// TestReportReadsTimelineOnce: a report of many devices reads each point of
+// the timeline once, not once per device (devices × points: 80k devices of
+// one point took 42 s).
+func TestReportReadsTimelineOnce(t *testing.T) {
+	const devices = 500
+	p := &tracemem.MemoryProfile{Summary: tracemem.MemorySummary{PeakBytes: 8, PeakDevice: "cuda:0", AllocCount: devices}}
+	for d := range devices {
+		dev := "cuda:" + strconv.Itoa(d)
+		p.ByDevice = append(p.ByDevice, tracemem.DeviceMemoryStats{Device: dev, PeakBytes: 8, PeakTimestampNs: uint64(d), AllocCount: 1})
+		p.Timeline = append(p.Timeline, tracemem.TimelinePoint{TimestampNs: uint64(d), Device: dev, LiveBytes: 8, ByCategory: catBytes(tracemem.CategoryActivation, 8)})
+	}
+	tr := &trace{name: "devices", profile: p, tree: newSpanTree(), nodes: map[string]tracemem.NodeMetrics{}}
+	before := timelineReads.Load()
+	var b bytes.Buffer
+	if err := writeReport(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	if got := timelineReads.Load() - before; got != devices {
+		t.Errorf("the report of %d devices of one point each read %d points, want each once", devices, got)
+	}
+	if got := strings.Count(b.String(), `class="live"`); got != devices {
+		t.Errorf("%d live outlines, want %d", got, devices)
 	}
 }
