@@ -288,3 +288,7 @@ func benchShape(b *testing.B, shape string, n int, args ...string) {
 // BenchmarkReportDevices: the report of 1000 devices of 100 points each
 // (devices × points when each chart scanned the whole timeline).
 func BenchmarkReportDevices(b *testing.B) { benchShape(b, "devk", 1000, "report", "-o", "OUT") }
+
+// BenchmarkSummaryDeep: summary --top 0 of a chain of 5000 spans, one
+// alloc in each (quadratic in depth when each path walked its whole chain).
+func BenchmarkSummaryDeep(b *testing.B) { benchShape(b, "deep", 5000, "summary", "--top", "0") }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tracemem/tracemem"
@@ -63,6 +64,8 @@ type spanTree struct {
 	ops        map[int32][]string  // op names by span index
 	strayOps   map[string][]string // op names of spans the tree does not have
 	settled    int                 // spans whose cycles are cut (see settle)
+	depth      []int32             // names in each span's path (see settle)
+	second     []int32             // the span named second from the root in each path; -1 for a path of one name
 }
 
 func newSpanTree() *spanTree {
@@ -253,7 +256,9 @@ func (t *spanTree) span(id string) (spanInfo, bool) {
 // (parentwalk.Walk) in the same order: span ids ascending, as the readers
 // sort them. A streamed trace's spans are added in file order, so they are
 // walked sorted. It runs again, from scratch, when spans were added since,
-// as they may change the cuts.
+// as they may change the cuts. It notes each span's depth and second name
+// from the root on the way (the walk gives parents first), so a path is
+// printed without walking past the names it keeps.
 func (t *spanTree) settle() {
 	if t.settled == len(t.recs) {
 		return
@@ -280,9 +285,26 @@ func (t *spanTree) settle() {
 		}
 		return -1
 	}
+	t.depth = slices.Grow(t.depth[:0], len(t.recs))[:len(t.recs)]
+	t.second = slices.Grow(t.second[:0], len(t.recs))[:len(t.recs)]
 	parentwalk.Walk(len(t.recs), parent, nil, func(path []int, cut bool) {
 		if cut {
 			t.recs[order[path[len(path)-1]]].cut = true
+		}
+		for k := len(path) - 1; k >= 0; k-- { // root end first: the parent is done
+			i := order[path[k]]
+			depth, second := int32(1), int32(-1)
+			if !t.recs[i].cut {
+				if p, stray := t.parentOf(i); p >= 0 {
+					depth, second = t.depth[p]+1, t.second[p]
+				} else if stray != "" {
+					depth = 2
+				}
+			}
+			if depth == 2 {
+				second = i
+			}
+			t.depth[i], t.second[i] = depth, second
 		}
 	})
 }
@@ -314,10 +336,16 @@ func (t *spanTree) pathNames(id string) []string {
 	return names
 }
 
+// pathSteps counts the names leafNames walks, for a test that printing a
+// path walks no more than it keeps.
+var pathSteps atomic.Int64
+
 // leafNames appends to dst the names of pathNames(id) from span id up,
 // at most limit of them, and reports whether names were left out: a
 // caller that keeps only the deepest names walks no further than those.
-func (t *spanTree) leafNames(dst []string, id string, limit int) ([]string, bool) {
+func (t *spanTree) leafNames(dst []string, id string, limit int) (names []string, more bool) {
+	n0 := len(dst)
+	defer func() { pathSteps.Add(int64(len(names) - n0)) }()
 	i := t.findString(id)
 	if i < 0 {
 		if limit < 1 {
@@ -352,7 +380,33 @@ func (t *spanTree) path(id string) string {
 	if !t.isSpan(id) {
 		return "-"
 	}
-	return joinPath(t.pathNames(id))
+	return t.pathTo(id)
+}
+
+// pathTo returns joinPath of the names of id's path followed by leaf,
+// walking up no further than the deepest names it keeps: the depth and the
+// names nearest the root are settle's (a walk of the whole chain per path
+// made the paths of a chain's spans quadratic in its depth: 71 s for the
+// summary of 40k nested spans).
+func (t *spanTree) pathTo(id string, leaf ...string) string {
+	i := t.findString(id)
+	if i < 0 {
+		return joinPath(append([]string{id}, leaf...))
+	}
+	t.settle()
+	if int(t.depth[i])+len(leaf) <= maxPathNames {
+		return joinPath(append(t.pathNames(id), leaf...))
+	}
+	second := t.second[i]
+	p, first := t.parentOf(second) // second's link is not cut: first is a stray id or p's name
+	if p >= 0 {
+		first = t.names[t.recs[p].name]
+	}
+	names := make([]string, 0, maxPathNames+1)
+	names = append(names, first, t.names[t.recs[second].name], "…")
+	names, _ = t.leafNames(names, id, maxPathNames-2-len(leaf))
+	slices.Reverse(names[3:])
+	return strings.Join(append(names, leaf...), pathSep)
 }
 
 func joinPath(names []string) string {
@@ -389,7 +443,7 @@ func (t *spanTree) describeNode(key string) nodeRef {
 				name = ops[n]
 			}
 		}
-		return nodeRef{kind: "op", path: joinPath(append(t.pathNames(spanID), "["+name+"]"))}
+		return nodeRef{kind: "op", path: t.pathTo(spanID, "["+name+"]")}
 	}
 	return nodeRef{kind: "?", path: key}
 }

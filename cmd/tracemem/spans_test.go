@@ -473,3 +473,100 @@ func TestParseUint(t *testing.T) {
 		}
 	}
 }
+
+// pathWalked is how a path was printed before pathTo: every name of the
+// chain, then joinPath. The reference pathTo is checked against.
+func pathWalked(t *spanTree, id string, leaf ...string) string {
+	return joinPath(append(t.pathNames(id), leaf...))
+}
+
+// TestPathToAsWalked: on random forests of chains 0 to 40 spans deep (with
+// parents the tree lacks, parents added after their children, cycles, and
+// spans added after paths were printed), every span's path, and an op
+// node's, prints as the whole chain walked and elided does.
+func TestPathToAsWalked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	elided, strayRoot := 0, 0
+	for n := range 400 {
+		spans := rng.IntN(41)
+		var infos []spanInfo
+		for i := range spans {
+			s := spanInfo{id: "s" + strconv.Itoa(i), name: "n" + strconv.Itoa(i)}
+			switch r := rng.IntN(20); {
+			case r < 17 && i > 0: // mostly chains, for depth
+				s.parent = "s" + strconv.Itoa(i-1)
+			case r < 19:
+				s.parent = "s" + strconv.Itoa(rng.IntN(spans+3)) // a parent later, missing, or a cycle
+			}
+			infos = append(infos, s)
+		}
+		if rng.IntN(2) == 0 {
+			rng.Shuffle(len(infos), func(i, j int) { infos[i], infos[j] = infos[j], infos[i] })
+		}
+		tree := newSpanTree()
+		check := func() {
+			for _, id := range append([]string{"", "missing"}, func() (ids []string) {
+				for _, s := range infos {
+					ids = append(ids, s.id)
+				}
+				return ids
+			}()...) {
+				if !tree.isSpan(id) {
+					continue
+				}
+				if names := tree.pathNames(id); len(names) > maxPathNames {
+					elided++
+					if strings.HasPrefix(names[0], "s") { // an id: names are n…
+						strayRoot++
+					}
+				}
+				if got, want := tree.path(id), pathWalked(tree, id); got != want {
+					t.Fatalf("forest %d: path of %s = %q, want %q as walked\nspans: %+v", n, id, got, want, infos)
+				}
+				if got, want := tree.pathTo(id, "[op]"), pathWalked(tree, id, "[op]"); got != want {
+					t.Fatalf("forest %d: path of %s with an op = %q, want %q as walked\nspans: %+v", n, id, got, want, infos)
+				}
+			}
+		}
+		for k, s := range infos {
+			tree.addSpan(s)
+			if k == len(infos)/2 {
+				check() // settled, then grown
+			}
+		}
+		check()
+	}
+	if elided-strayRoot < 100 || strayRoot < 100 {
+		t.Errorf("%d paths elided, %d of them from a parent the tree lacks: want 100 of each kind", elided, strayRoot)
+	}
+}
+
+// TestPathWalksOnlyWhatItKeeps: printing the path of the deepest span of a
+// chain, or of an op node there, walks no more names than it prints (the
+// whole chain per path made summary --top 0 and nodes --top 0 quadratic in
+// the depth: 71 s for 40k nested spans).
+func TestPathWalksOnlyWhatItKeeps(t *testing.T) {
+	const depth = 10_000
+	tree := newSpanTree()
+	for i := range depth {
+		parent := ""
+		if i > 0 {
+			parent = "s" + strconv.Itoa(i-1)
+		}
+		tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i)})
+	}
+	tree.addOp("s9999", "matmul")
+	tree.path("s0") // settled
+	before := pathSteps.Load()
+	p := tree.path("s9999")
+	op := tree.describeNode("s9999/op/0").path
+	if got := pathSteps.Load() - before; got > 2*maxPathNames {
+		t.Errorf("two paths of a span %d deep walked %d names, want at most %d", depth, got, 2*maxPathNames)
+	}
+	if want := "n0 > n1 > … > n9990 > n9991 > n9992 > n9993 > n9994 > n9995 > n9996 > n9997 > n9998 > n9999"; p != want {
+		t.Errorf("path %q, want %q", p, want)
+	}
+	if want := "n0 > n1 > … > n9991 > n9992 > n9993 > n9994 > n9995 > n9996 > n9997 > n9998 > n9999 > [matmul]"; op != want {
+		t.Errorf("op node path %q, want %q", op, want)
+	}
+}
