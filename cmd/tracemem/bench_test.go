@@ -292,3 +292,10 @@ func BenchmarkReportDevices(b *testing.B) { benchShape(b, "devk", 1000, "report"
 // BenchmarkSummaryDeep: summary --top 0 of a chain of 5000 spans, one
 // alloc in each (quadratic in depth when each path walked its whole chain).
 func BenchmarkSummaryDeep(b *testing.B) { benchShape(b, "deep", 5000, "summary", "--top", "0") }
+
+// BenchmarkPprofChainLeaf: the pprof export of 5000 allocs in the leaf of
+// a chain of 1100 spans (a stack of 1024 frames copied per sample when
+// each sample built its own).
+func BenchmarkPprofChainLeaf(b *testing.B) {
+	benchShape(b, "chainleaf", 5000, "export", "--format", "pprof", "-o", "OUT")
+}

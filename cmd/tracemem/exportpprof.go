@@ -101,6 +101,29 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		spanStacks[id] = st
 		return st
 	}
+	// The whole stack per span and op: samples of one share it, as pprof
+	// only reads a sample's locations (a copy per sample of up to 1024
+	// frames took 15.7 s and 1.3 GB for 40k allocs in a span 1100 deep).
+	type spanOp struct{ span, op string }
+	opStacks := make(map[spanOp][]*profile.Location)
+	opStack := func(id, op string) []*profile.Location {
+		if st, ok := opStacks[spanOp{id, op}]; ok {
+			return st
+		}
+		st := spanStack(id)
+		if !opSpanNamed(t.tree, id, op) {
+			spans := st
+			st = make([]*profile.Location, 1, 1+len(spans))
+			st[0] = loc(frame{name: op})
+			st = append(st, spans...)
+			if len(st) > maxStackFrames { // a full span part and the op
+				st[maxStackFrames-1] = loc(frame{elidedFrame, true})
+				st = st[:maxStackFrames]
+			}
+		}
+		opStacks[spanOp{id, op}] = st
+		return st
+	}
 	var sum uint64
 	var byCategory [tracemem.NumCategories]uint64
 	for i := range p.PeakBreakdown {
@@ -109,16 +132,11 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		if a.Category < tracemem.NumCategories {
 			byCategory[a.Category] = addSat(byCategory[a.Category], a.Bytes)
 		}
-		spans := spanStack(a.SpanID)
-		stack := spans
-		if a.OpName != nil && !opSpanNamed(t.tree, a.SpanID, *a.OpName) {
-			stack = make([]*profile.Location, 1, 1+len(spans))
-			stack[0] = loc(frame{name: *a.OpName})
-			stack = append(stack, spans...)
-			if len(stack) > maxStackFrames { // a full span part and the op
-				stack[maxStackFrames-1] = loc(frame{elidedFrame, true})
-				stack = stack[:maxStackFrames]
-			}
+		var stack []*profile.Location
+		if a.OpName != nil {
+			stack = opStack(a.SpanID, *a.OpName)
+		} else {
+			stack = spanStack(a.SpanID)
 		}
 		prof.Sample = append(prof.Sample, &profile.Sample{
 			Location: stack,
