@@ -56,21 +56,20 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // it is given (it does not copy them): callers must not modify a Shape's
 // elements after passing it. Its memory is bounded by the live allocations
 // (and, per device, those live at its peak so far, which the peak breakdown
-// lists, though freed since), the spans and ops (with Options.SkipNodeMetrics,
-// the open spans and those that ended at or after the last memory event's time:
-// see there) and the timeline points kept, plus the ids of spans that records
-// named while the Analyzer did not have them (to refuse such a span when it
-// comes): spans not added yet, and with SkipNodeMetrics spans already ended and
-// forgotten; with SkipNodeMetrics, records after the first backward memory
-// event add none (those named before it stay, as their span may still come and
-// must then be refused), but a trace without one (an inference trace) whose
-// records name ended spans keeps them all. Plus 8 to 24 bytes per freed tensor
-// id (one freed again after a new alloc is kept once): a 64-bit hash of it, to
-// tell a double free from a free of pre-existing memory. (Analyze, which can
-// read a document again, keeps them only from the first free of a tensor that
-// is not live.) Two distinct ids of a trace share a hash with a probability of
-// about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of pre-existing memory
-// would then count as a double free.
+// lists, though freed since), the spans and ops (only the open spans with
+// Options.SkipNodeMetrics) and the timeline points kept, plus the ids of spans
+// that records named while the Analyzer did not have them (to refuse such a
+// span when it comes): spans not added yet, and with SkipNodeMetrics spans
+// already ended and forgotten; with SkipNodeMetrics, records after the first
+// backward memory event add none (those named before it stay, as their span may
+// still come and must then be refused), but a trace without one (an inference
+// trace) whose records name ended spans keeps them all. Plus 8 to 24 bytes per
+// freed tensor id (one freed again after a new alloc is kept once): a 64-bit
+// hash of it, to tell a double free from a free of pre-existing memory.
+// (Analyze, which can read a document again, keeps them only from the first
+// free of a tensor that is not live.) Two distinct ids of a trace share a hash
+// with a probability of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of
+// pre-existing memory would then count as a double free.
 //
 // Live byte counts saturate at 2⁶³−1 and totals at 2⁶⁴−1: figures are
 // exact while every allocation, and a device's live and pre-existing bytes,
@@ -399,10 +398,7 @@ func (a *Analyzer) AddSpan(s *Span) error {
 			parent = p
 		}
 	}
-	i := a.addSpan(s, parent)
-	if parent < 0 && s.ParentID != "" && s.Step == StepNone && a.stepOfSpan(s.ParentID, -1) == StepBackward {
-		a.spans[i].step = StepBackward // the child of a forgotten backward span
-	}
+	a.addSpan(s, parent)
 	return nil
 }
 
@@ -410,8 +406,12 @@ func (a *Analyzer) AddSpan(s *Span) error {
 // (-1 for a root), and returns its index.
 func (a *Analyzer) addSpan(s *Span, parent int32) int32 {
 	st := spanState{id: s.ID, parent: parent, step: s.Step, start: s.StartNs, firstOp: -1}
-	if parent >= 0 && st.step == StepNone {
+	switch {
+	case st.step != StepNone:
+	case parent >= 0:
 		st.step = a.spans[parent].step
+	case s.ParentID != "" && a.stepOfSpan(s.ParentID, -1) == StepBackward:
+		st.step = StepBackward // the child of a forgotten backward span
 	}
 	var i int32
 	if n := len(a.freeSpans); n > 0 {
@@ -481,7 +481,14 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 	s := &a.spans[i]
 	s.closed = true
 	s.end = addSat(s.start, durationNs)
-	if a.nodes || a.forget { // something happens at the end
+	switch {
+	case a.forget:
+		// Of a span that ended, records may still name it (memory stamped
+		// before its end), but only to ask whether it is backward, which
+		// measure keeps: so it goes now, not once memory past its end
+		// came, which spans with none after them waited for.
+		a.measure(i)
+	case a.nodes: // its residual is measured at its end
 		a.ends.push(spanEnd{end: s.end, span: i})
 	}
 }

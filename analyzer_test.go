@@ -624,3 +624,39 @@ func TestSkipNodeMetricsNamed(t *testing.T) {
 	}
 	must(a.AddSpan(&Span{ID: "late0", Name: "late0", Measured: true}))
 }
+
+// TestSkipNodeMetricsForgetsEndedSpans: with SkipNodeMetrics a span is
+// forgotten when it ends, also when no memory event comes after it (spans
+// were kept until a memory event past their end came, so a trace of spans
+// alone kept them all: 2M spans, 848 MB; found by a resource review), and
+// records that name it later, stamped before its end, still see whether it
+// was backward.
+func TestSkipNodeMetricsForgetsEndedSpans(t *testing.T) {
+	a := NewAnalyzer(Options{SkipNodeMetrics: true})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10_000 {
+		id := fmt.Sprint("s", i)
+		must(a.AddSpan(&Span{ID: id, Name: "f", StartNs: uint64(10 * i), Measured: true, Step: StepForward}))
+		must(a.EndSpan(id, 5))
+	}
+	if len(a.spans) > 1 || len(a.spanID) > 0 {
+		t.Errorf("%d span slots and %d ids kept after 10,000 spans that ended, want at most 1 and none", len(a.spans), len(a.spanID))
+	}
+	must(a.AddSpan(&Span{ID: "b", Name: "b", StartNs: 100_000, Measured: true, Step: StepBackward}))
+	must(a.AddSpan(&Span{ID: "c", ParentID: "b", Name: "c", StartNs: 100_001, Measured: true}))
+	must(a.EndSpan("c", 5))
+	must(a.EndSpan("b", 10))
+	must(a.Add(&MemoryEvent{TimestampNs: 100_002, TensorID: "x", SpanID: "s3", Device: "d", Bytes: 8, Category: CategoryActivation}))
+	if a.autogradSeen {
+		t.Fatal("an event of a forward span that ended counts as backward")
+	}
+	must(a.Add(&MemoryEvent{TimestampNs: 100_003, TensorID: "g", SpanID: "c", Device: "d", Bytes: 4, Category: CategoryGradient}))
+	if got := a.Profile().Summary.AutogradRetainedBytes; got != 8 {
+		t.Errorf("autograd_retained_bytes %d, want 8: the event of c, under the backward span b, both ended, is the first backward one", got)
+	}
+}

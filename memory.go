@@ -20,17 +20,14 @@ type Options struct {
 
 	// SkipNodeMetrics drops the per-span and per-op bookkeeping of node
 	// metrics: Analyzer.NodeMetrics then returns nil (so do AnalyzeStream's
-	// node metrics), and a span is remembered only until it ends (until a
-	// memory event stamped after its end comes, as memory events stamped
-	// before may still name it), so that the memory of a streamed analysis
-	// stays bounded by what is live and the timeline points kept. Spans
-	// without memory events after them (a trace of spans alone, or its
-	// tail) are all kept. The profile is the same: until the first backward
-	// memory event, the ids of backward spans that ended are kept for
-	// records that name them later (only autograd_retained_bytes depends on
-	// steps). A span id used again after its span ended (which ReadTrace
-	// refuses) is taken for a new span: telling would need the id of every
-	// span that ended.
+	// node metrics), and a span is remembered only until it ends, so that
+	// the memory of a streamed analysis stays bounded by what is live and
+	// the timeline points kept. The profile is the same: records may still
+	// name a span that ended (memory stamped before its end), and until the
+	// first backward memory event, the ids of backward spans that ended are
+	// kept for them (only autograd_retained_bytes depends on steps). A span
+	// id used again after its span ended (which ReadTrace refuses) is taken
+	// for a new span: telling would need the id of every span that ended.
 	SkipNodeMetrics bool
 }
 

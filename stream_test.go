@@ -438,9 +438,8 @@ func TestStreamErrors(t *testing.T) {
 			}
 		})
 	}
-	// With SkipNodeMetrics an ended span is forgotten once the replay is past
-	// its end: its second span_end cannot be told from the end of a span
-	// never started, and says so.
+	// With SkipNodeMetrics an ended span is forgotten: its second span_end
+	// cannot be told from the end of a span never started, and says so.
 	end := `{"kind":"span_end","id":"s","duration_ns":1}` + "\n"
 	_, _, err := AnalyzeStream(strings.NewReader(streamMeta+span+end+mem(5, "a")+end), Options{SkipNodeMetrics: true})
 	if want := `line 5: span_end: span "s": end of an unknown span, or of one that ended already`; err == nil || !strings.Contains(err.Error(), want) {
