@@ -255,6 +255,36 @@ func TestOutputIsStdinTrace(t *testing.T) {
 	}
 }
 
+// TestOutputSameFile: -o is refused when it is the trace's file under
+// another name (a hard link), and taken when it is another file of the same
+// name in another directory (found by mutation: comparing names went
+// unnoticed).
+func TestOutputSameFile(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	own := writeFile(t, dir, "own.jsonl", data)
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Link(own, link); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	if r := runCmd(t, nil, "export", "--format", "csv", "-o", link, own); r.code != 2 || !strings.Contains(r.stderr, "is the trace itself") {
+		t.Errorf("-o a hard link of the trace: exit %d, stderr %q; want 2 and the trace refused as output", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(own); !bytes.Equal(b, data) {
+		t.Fatal("the trace was overwritten through its hard link")
+	}
+	other := filepath.Join(dir, "sub", "own.jsonl")
+	if err := os.Mkdir(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, nil, "export", "--format", "csv", "-o", other, own); r.code != 0 {
+		t.Errorf("-o another file of the trace's name: exit %d, stderr %q; want 0", r.code, r.stderr)
+	}
+}
+
 // TestUsageNamesEveryFlag checks that the usage text lists, on each
 // command's lines, every flag the command defines: the usage is written by
 // hand, and summary's --top was once missing from it.
@@ -300,6 +330,10 @@ func TestStdoutWriteFails(t *testing.T) {
 		{"nodes", sample(t)},
 		{"profile", sample(t)},
 		{"export", "--format", "csv", "-o", "-", sample(t)},
+		// Outputs under the 64 KiB buffer fail only when it is flushed
+		// (found by mutation: an ignored flush went unnoticed).
+		{"export", "--format", "pprof", "-o", "-", sample(t)},
+		{"export", "--format", "csv", "--max-points", "1", "-o", "-", sample(t)},
 		{"report", "-o", "-", sample(t)},
 	} {
 		var stderr bytes.Buffer

@@ -178,6 +178,48 @@ func TestReportStaysSmall(t *testing.T) {
 // peak is not drawn to scale but named, a known capacity near the peak is
 // drawn, an unknown capacity is said, and a trace without memory events
 // gives a report without charts.
+// TestReportEscapesTraceText: every string the report takes from a trace
+// (run fields, devices, span and op names, tensor ids, dtypes, node ids, the
+// file name) is escaped (found by mutation: dropping the escape of the op
+// name, the dtype or the entrypoint went unnoticed; PyTorch op names such as
+// "<built-in method ...>" are common). Each string holds a tag that must
+// never appear as markup.
+func TestReportEscapesTraceText(t *testing.T) {
+	const tag = `<i class="x">`
+	str := func(s string) string { return s + tag + "&" }
+	op, dev := str("op"), str("cuda")
+	p := &tracemem.MemoryProfile{
+		Summary: tracemem.MemorySummary{PeakBytes: 2 * mib, PeakTimestampNs: 1e6, PeakDevice: dev, AllocCount: 1},
+		Timeline: []tracemem.TimelinePoint{
+			{TimestampNs: 1e6, Device: dev, LiveBytes: 2 * mib, ByCategory: catBytes(tracemem.CategoryActivation, 2*mib)},
+		},
+		PeakBreakdown: []tracemem.LiveAllocation{
+			{TensorID: str("t"), SpanID: "s1", OpName: &op, Bytes: 2 * mib, Shape: []uint64{2}, DType: str("f"), Device: dev, Category: tracemem.CategoryActivation},
+		},
+		ByDevice: []tracemem.DeviceMemoryStats{{Device: dev, CapacityBytes: 4 * mib, PeakBytes: 2 * mib, PeakTimestampNs: 1e6, AllocCount: 1}},
+	}
+	tree := newSpanTree()
+	tree.addSpan(spanInfo{id: "s0", name: str("step")})
+	tree.addSpan(spanInfo{id: "s1", parent: "s0", name: str("layer")})
+	tr := &trace{name: str("file"), profile: p, tree: tree,
+		run:   &runInfo{id: str("run"), entrypoint: str("main"), phase: str("train"), device: str("dev")},
+		nodes: map[string]tracemem.NodeMetrics{"s1": {PeakBytes: 2 * mib}, str("n"): {PeakBytes: mib}}}
+	var b bytes.Buffer
+	if err := writeReport(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	checkWellFormed(t, b.Bytes())
+	if strings.Contains(b.String(), tag) {
+		i := strings.Index(b.String(), tag)
+		t.Errorf("trace text written as markup: ...%s...", b.String()[max(0, i-80):i+len(tag)])
+	}
+	for _, want := range []string{"op&lt;i", "f&lt;i", "main&lt;i", "run&lt;i", "train&lt;i", "layer&lt;i", "t&lt;i", "cuda&lt;i"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
 func TestReportHandMade(t *testing.T) {
 	opName := "matmul"
 	p := &tracemem.MemoryProfile{

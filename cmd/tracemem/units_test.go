@@ -99,7 +99,7 @@ func TestTableWideCharacters(t *testing.T) {
 	for _, c := range []struct {
 		s    string
 		want int
-	}{{"abc", 3}, {"编码", 4}, {"한국어", 6}, {"ｆｕｌｌ", 8}, {"e\u0301", 1}, {"a\u200db", 2}, {"🚀", 2}, {"…", 1}} {
+	}{{"abc", 3}, {"编码", 4}, {"한국어", 6}, {"ｆｕｌｌ", 8}, {"e\u0301", 1}, {"a\u200db", 2}, {"🚀", 2}, {"😀", 2}, {"🔥", 2}, {"…", 1}} {
 		if got := displayWidth(c.s); got != c.want {
 			t.Errorf("displayWidth(%q) = %d, want %d", c.s, got, c.want)
 		}

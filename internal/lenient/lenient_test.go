@@ -335,6 +335,8 @@ func TestDefectAt(t *testing.T) {
 		{`{"a": inf}`, 6, 6, 9, NonFinite, "after a colon"},
 		{"[\rnan]", 2, 2, 5, NonFinite, "after '[' and a carriage return"},
 		{"-inf]", 1, 0, 4, NonFinite, "the sign at the buffer's start is the token's"},
+		{`{"a":+Infinity}`, 5, 5, 14, NonFinite, "a plus sign is the token's too (found by mutation)"},
+		{`{"a":+Infinity}`, 6, 5, 14, NonFinite, "also when the decoder stopped after it"},
 		{`[nan-`, 4, 0, 0, None, "a sign that ends the buffer starts what follows, not the word before it"},
 		{`"\u00g0"`, 1, 1, 5, BadEscape, `\u with a letter past f`},
 		{"[\"a\\\"\x01\"]", 5, 5, 6, ControlChar, "in a string, after an escaped quote"},
