@@ -570,3 +570,27 @@ func TestPathWalksOnlyWhatItKeeps(t *testing.T) {
 		t.Errorf("op node path %q, want %q", op, want)
 	}
 }
+
+// TestAtoiStrict: an op node's index is digits only (found by mutation: an
+// empty index read as 0 went unnoticed).
+func TestAtoiStrict(t *testing.T) {
+	for _, c := range []struct {
+		s   string
+		n   int
+		ok  bool
+		why string
+	}{
+		{"0", 0, true, "the first op"},
+		{"12", 12, true, "digits"},
+		{"", 0, false, "a key that ends in /op/ names no op"},
+		{"+1", 0, false, "no sign"},
+		{" 1", 0, false, "no space"},
+		{"1a", 0, false, "digits only"},
+		{"999999999", 999999999, true, "nine digits"},
+		{"1000000000", 0, false, "ten digits could overflow an int on 32-bit systems"},
+	} {
+		if n, ok := atoiStrict(c.s); n != c.n || ok != c.ok {
+			t.Errorf("atoiStrict(%q) = %d, %v; want %d, %v (%s)", c.s, n, ok, c.n, c.ok, c.why)
+		}
+	}
+}

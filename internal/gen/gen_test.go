@@ -584,6 +584,16 @@ func TestPairing(t *testing.T) {
 			}
 		})
 	}
+	// Stats count the anomalies written whole, also where the events run
+	// out in the middle of one (found by mutation: an anomaly begun with two
+	// events left went unnoticed).
+	for n := 1; n <= 120; n++ {
+		data, st := generate(t, gen.Config{Seed: int64(n), MemoryEvents: n, Anomalies: true, Devices: 2})
+		f := replay(t, data)
+		if got, stats := [3]int64{f.doubleFrees, f.unmatchedFrees, f.duplicateAllocs}, [3]int64{st.DoubleFrees, st.UnmatchedFrees, st.DuplicateAllocs}; got != stats {
+			t.Errorf("%d events: replay found double/unmatched/duplicate %v, Stats says %v", n, got, stats)
+		}
+	}
 	// Each kind also occurs in a 1000-event trace, on every seed tried.
 	seeds := int64(20)
 	if testing.Short() {
@@ -687,6 +697,40 @@ func TestSpansTarget(t *testing.T) {
 
 // TestSamples: one device_memory sample per device before the first
 // event, then one every SampleEvery memory records; none when negative.
+// TestSampleCapacity: even-numbered devices alternate between carrying
+// capacity_bytes and not, odd-numbered ones never carry it, as the package
+// doc says (found by mutation: capacity on every device went unnoticed).
+func TestSampleCapacity(t *testing.T) {
+	data, _ := generate(t, gen.Config{Seed: 52, MemoryEvents: 5000, Devices: 3, SampleEvery: 50})
+	with, without := map[string]int{}, map[string]int{}
+	for line := range bytes.Lines(data) {
+		var r struct {
+			Kind     string  `json:"kind"`
+			Device   string  `json:"device"`
+			Capacity *uint64 `json:"capacity_bytes"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Kind != "device_memory" {
+			continue
+		}
+		if r.Capacity != nil {
+			with[r.Device]++
+		} else {
+			without[r.Device]++
+		}
+	}
+	for _, d := range []string{"cuda:0", "cuda:2"} {
+		if with[d] == 0 || without[d] == 0 {
+			t.Errorf("%s: %d samples with capacity_bytes, %d without; want both", d, with[d], without[d])
+		}
+	}
+	if with["cuda:1"] != 0 || without["cuda:1"] == 0 {
+		t.Errorf("cuda:1: %d samples with capacity_bytes, %d without; want none with", with["cuda:1"], without["cuda:1"])
+	}
+}
+
 func TestSamples(t *testing.T) {
 	for _, c := range []struct {
 		name         string
