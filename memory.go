@@ -27,7 +27,9 @@ type Options struct {
 	// first backward memory event, the ids of backward spans that ended are
 	// kept for them (only autograd_retained_bytes depends on steps). A span
 	// id used again after its span ended (which ReadTrace refuses) is taken
-	// for a new span: telling would need the id of every span that ended.
+	// for a new span, or refused with ErrOutOfOrder when a record named it
+	// after it ended, before the first backward memory event: telling would
+	// need the id of every span that ended.
 	SkipNodeMetrics bool
 }
 
