@@ -750,3 +750,24 @@ func TestStreamSkipNodeMetricsEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamSkipNodeMetricsReusedID: with SkipNodeMetrics a span id used
+// again after its span ended is a new span, unless a record named the ended
+// span before the first backward memory event: then it is refused, as the
+// Options doc says (ReadTrace refuses both).
+func TestStreamSkipNodeMetricsReusedID(t *testing.T) {
+	span := `{"kind":"span_start","id":"s","name":"n","start_ns":0,"span_kind":"function","measured":true}` + "\n"
+	end := `{"kind":"span_end","id":"s","duration_ns":10}` + "\n"
+	mem := `{"kind":"memory","timestamp_ns":5,"tensor_id":"a","span_id":"s","device":"d","bytes":8,"action":"alloc","shape":[],"dtype":"u8"}` + "\n"
+	again := strings.Replace(span, `"start_ns":0`, `"start_ns":20`, 1)
+	skip := Options{SkipNodeMetrics: true}
+	if _, _, err := AnalyzeStream(strings.NewReader(streamMeta+span+end+again), skip); err != nil {
+		t.Errorf("an id used again: %v, want a new span", err)
+	}
+	if _, _, err := AnalyzeStream(strings.NewReader(streamMeta+span+end+mem+again), skip); !errors.Is(err, ErrOutOfOrder) {
+		t.Errorf("an id used again after a record named its ended span: %v, want ErrOutOfOrder", err)
+	}
+	if _, err := ReadTrace(strings.NewReader(streamMeta + span + end + again)); err == nil {
+		t.Error("ReadTrace took a span id used twice")
+	}
+}
