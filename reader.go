@@ -82,19 +82,19 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second span_end
 // for a span are errors (each wraps a *SpanError, with the SpanID and Msg an
-// Analyzer gives for it); spans come out sorted by id with Closed and
-// DurationNs from their span_end; the other sections keep record order. Records
-// of an unknown kind are skipped (they must still be JSON objects, without a
-// name given twice). Document form: "schema" and "run" are required, span ids
-// must be unique (a *SpanError, as above), and a span that is not closed must
-// have duration_ns 0. Both forms: a record's fields are required when their
-// JSON tag in the document types has neither omitempty nor omitzero, except
-// category and, in JSONL, a span's closed and duration_ns (its span_end gives
-// them); a required field that is absent is an error ("missing required
-// field"). null is absent for an optional field and empty for shape, inputs and
-// tags; for another required field it is of the wrong type. Fields the types do
-// not have are ignored (later producers add fields), but the names schema /7
-// gave storage_bytes and input_storage_bytes, output_dense_bytes and
+// Analyzer with node metrics gives for it); spans come out sorted by id with
+// Closed and DurationNs from their span_end; the other sections keep record
+// order. Records of an unknown kind are skipped (they must still be JSON
+// objects, without a name given twice). Document form: "schema" and "run" are
+// required, span ids must be unique (a *SpanError, as above), and a span that
+// is not closed must have duration_ns 0. Both forms: a record's fields are
+// required when their JSON tag in the document types has neither omitempty nor
+// omitzero, except category and, in JSONL, a span's closed and duration_ns (its
+// span_end gives them); a required field that is absent is an error ("missing
+// required field"). null is absent for an optional field and empty for shape,
+// inputs and tags; for another required field it is of the wrong type. Fields
+// the types do not have are ignored (later producers add fields), but the names
+// schema /7 gave storage_bytes and input_storage_bytes, output_dense_bytes and
 // input_dense_bytes, are read as those fields in either schema, and a record
 // that gives one field under both its names is an error. An op's or tensor's
 // absent storage_bytes is set to the dense size of shape × dtype when the dtype

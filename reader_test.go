@@ -527,8 +527,6 @@ func TestReadTraceErrors(t *testing.T) {
 	}
 }
 
-// TestReadTraceDocOffset checks that a document error names the byte offset
-// of the value at fault, also after a gzip layer.
 // TestReadTraceSpanErrorsTyped checks that the span errors of ReadTrace are
 // the Analyzer's: a caller that tests for *SpanError catches them from a read
 // as from a stream (they were plain ParseErrors, found by a user trial).
@@ -568,6 +566,8 @@ func TestReadTraceSpanErrorsTyped(t *testing.T) {
 	}
 }
 
+// TestReadTraceDocOffset checks that a document error names the byte offset
+// of the value at fault, also after a gzip layer.
 func TestReadTraceDocOffset(t *testing.T) {
 	doc := `{"schema":"candle-graph/trace/6","run":{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":{}},` +
 		"\n  " + `"memory":[{"timestamp_ns":1,"tensor_id":"t","span_id":"s","device":"d","bytes":1,"action":"alloc","shape":[],"dtype":"u8"},` +
@@ -1369,8 +1369,6 @@ func TestReadTraceGzipSizeSavesCopy(t *testing.T) {
 	}
 }
 
-// TestEstimateSize: a compressed input's decompressed size is what it gave
-// so far plus the rest at the same ratio.
 // TestReadTraceGzipBombSizing reads a gzip stream whose start compresses a
 // thousand times over (blank lines, then one record repeated) and whose rest
 // barely compresses: estimated from its start, its size was taken for a
@@ -1465,6 +1463,8 @@ func TestLongBlankLine(t *testing.T) {
 	}
 }
 
+// TestEstimateSize: a compressed input's decompressed size is what it gave
+// so far plus the rest at the same ratio (at most maxRatio).
 func TestEstimateSize(t *testing.T) {
 	for _, c := range []struct {
 		name                string

@@ -525,6 +525,9 @@ func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
 		if !errors.Is(err, ErrOutOfOrder) {
 			t.Fatalf("AnalyzeStream: %v; ReadTrace took the input:\n%s", err, data)
 		}
+		// Without node metrics fewer orders are refused: those taken must
+		// still give the document's profile.
+		checkSkipAgrees(t, data, doc, opts, false)
 		return err
 	case rerr != nil:
 		t.Fatalf("ReadTrace: %v; AnalyzeStream took the input:\n%s", rerr, data)
@@ -539,16 +542,31 @@ func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
 	if diff := cmp.Diff(NodeMemoryMetrics(doc, nil), gotNodes); diff != "" {
 		t.Fatalf("node metrics differ (-NodeMemoryMetrics +AnalyzeStream):\n%s\n%s", diff, data)
 	}
+	checkSkipAgrees(t, data, doc, opts, true)
+	return nil
+}
+
+// checkSkipAgrees checks AnalyzeStream of data with SkipNodeMetrics against
+// Analyze of doc, its document: it must take the input when the stream with
+// node metrics did (mustTake), and may otherwise refuse it as out of order.
+func checkSkipAgrees(t *testing.T, data []byte, doc *TraceDocument, opts Options, mustTake bool) {
+	t.Helper()
 	skip := opts
 	skip.SkipNodeMetrics = true
-	got, _, err = AnalyzeStream(bytes.NewReader(data), skip)
+	got, _, err := AnalyzeStream(bytes.NewReader(data), skip)
 	if err != nil {
-		t.Fatalf("AnalyzeStream with SkipNodeMetrics: %v; without, it took the input:\n%s", err, data)
+		if mustTake || !errors.Is(err, ErrOutOfOrder) {
+			t.Fatalf("AnalyzeStream with SkipNodeMetrics: %v (took it with node metrics: %v):\n%s", err, mustTake, data)
+		}
+		return
+	}
+	want, aerr := Analyze(doc, opts)
+	if aerr != nil {
+		t.Fatal(aerr)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("profile with SkipNodeMetrics differs (-Analyze +AnalyzeStream):\n%s\n%s", diff, data)
 	}
-	return nil
 }
 
 // TestStreamAnyOrder writes the random documents of the reference tests as

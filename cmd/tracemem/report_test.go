@@ -174,10 +174,6 @@ func TestReportStaysSmall(t *testing.T) {
 	}
 }
 
-// TestReportHandMade renders profiles made by hand: a capacity far above the
-// peak is not drawn to scale but named, a known capacity near the peak is
-// drawn, an unknown capacity is said, and a trace without memory events
-// gives a report without charts.
 // TestReportEscapesTraceText: every string the report takes from a trace
 // (run fields, devices, span and op names, tensor ids, dtypes, node ids, the
 // file name) is escaped (found by mutation: dropping the escape of the op
@@ -220,6 +216,10 @@ func TestReportEscapesTraceText(t *testing.T) {
 	}
 }
 
+// TestReportHandMade renders profiles made by hand: a capacity far above the
+// peak is not drawn to scale but named, a known capacity near the peak is
+// drawn, an unknown capacity is said, and a trace without memory events
+// gives a report without charts.
 func TestReportHandMade(t *testing.T) {
 	opName := "matmul"
 	p := &tracemem.MemoryProfile{

@@ -695,8 +695,6 @@ func TestSpansTarget(t *testing.T) {
 	}
 }
 
-// TestSamples: one device_memory sample per device before the first
-// event, then one every SampleEvery memory records; none when negative.
 // TestSampleCapacity: even-numbered devices alternate between carrying
 // capacity_bytes and not, odd-numbered ones never carry it, as the package
 // doc says (found by mutation: capacity on every device went unnoticed).
@@ -731,6 +729,8 @@ func TestSampleCapacity(t *testing.T) {
 	}
 }
 
+// TestSamples: one device_memory sample per device before the first
+// event, then one every SampleEvery memory records; none when negative.
 func TestSamples(t *testing.T) {
 	for _, c := range []struct {
 		name         string
