@@ -31,14 +31,7 @@ func BenchmarkReadChromeTrace(b *testing.B) {
 			data, _ := renderChrome(b, orig, chromeRender{Addr: true, Totals: true,
 				Capacity: map[string]uint64{"cuda:0": gen.CapacityBytes, "cuda:1": gen.CapacityBytes}})
 			orig = nil
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := ReadChromeTrace(bytes.NewReader(data)); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchChromeBytes(b, data)
 			b.ReportMetric(float64(len(data))/float64(tc.n), "bytes/event")
 		})
 	}

@@ -1351,22 +1351,26 @@ func TestReadTraceGzipSizeSavesCopy(t *testing.T) {
 			i, rng.Uint64(), rng.Uint32()))
 	}
 	gz := rdGzip(t, []byte(rdLines(append(lines, tRootEnd)...)))
-	allocated := func(r io.Reader) (uint64, *TraceDocument) {
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		doc, err := ReadTrace(r)
-		runtime.ReadMemStats(&m1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m1.TotalAlloc - m0.TotalAlloc, doc
-	}
-	unknown, doc := allocated(io.MultiReader(bytes.NewReader(gz)))
-	known, _ := allocated(bytes.NewReader(gz))
+	unknown, doc := allocatedByRead(t, io.MultiReader(bytes.NewReader(gz)))
+	known, _ := allocatedByRead(t, bytes.NewReader(gz))
 	section := uint64(len(doc.Memory)) * uint64(unsafe.Sizeof(MemoryEvent{}))
 	if known+section/2 > unknown {
 		t.Errorf("allocated %d bytes with the compressed size (%d bytes), %d without: want a saving of at least half the memory section (%d bytes)", known, len(gz), unknown, section)
 	}
+}
+
+// allocatedByRead returns the bytes ReadTrace of r allocated, and the
+// document it read.
+func allocatedByRead(t *testing.T, r io.Reader) (uint64, *TraceDocument) {
+	t.Helper()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	doc, err := ReadTrace(r)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m1.TotalAlloc - m0.TotalAlloc, doc
 }
 
 // TestReadTraceGzipBombSizing reads a gzip stream whose start compresses a
@@ -1397,18 +1401,8 @@ func TestReadTraceGzipBombSizing(t *testing.T) {
 	}
 	b.WriteString(tRootEnd + "\n")
 	gz := rdGzip(t, b.Bytes())
-	allocated := func(r io.Reader) uint64 {
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		_, err := ReadTrace(r)
-		runtime.ReadMemStats(&m1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m1.TotalAlloc - m0.TotalAlloc
-	}
-	unknown := allocated(io.MultiReader(bytes.NewReader(gz)))
-	known := allocated(bytes.NewReader(gz))
+	unknown, _ := allocatedByRead(t, io.MultiReader(bytes.NewReader(gz)))
+	known, _ := allocatedByRead(t, bytes.NewReader(gz))
 	if limit := unknown + 64*uint64(len(gz)); known > limit { // 64: maxRatio
 		t.Errorf("allocated %d bytes with the compressed size (%d bytes, of %d decompressed), %d without: want at most %d more", known, len(gz), b.Len(), unknown, limit-unknown)
 	}
@@ -1440,14 +1434,11 @@ func TestLongBlankLine(t *testing.T) {
 		return io.MultiReader(strings.NewReader(tMeta+"\n"), &s1, strings.NewReader("\n"),
 			&s2, strings.NewReader(tRoot+"\n"+tail+tRootEnd+"\n"))
 	}
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	doc, err := ReadTrace(trace(""))
-	runtime.ReadMemStats(&m1)
-	if err != nil || len(doc.Spans) != 1 || !doc.Spans[0].Closed {
-		t.Fatalf("ReadTrace: %v, %d spans", err, len(doc.Spans))
+	a, doc := allocatedByRead(t, trace(""))
+	if len(doc.Spans) != 1 || !doc.Spans[0].Closed {
+		t.Fatalf("ReadTrace: %d spans, want the one closed", len(doc.Spans))
 	}
-	if a := m1.TotalAlloc - m0.TotalAlloc; a > n/8 {
+	if a > n/8 {
 		t.Errorf("ReadTrace allocated %d bytes for %d bytes of white space, want at most %d", a, 2*n, n/8)
 	}
 	for _, c := range []struct{ name, tail, want string }{

@@ -93,15 +93,7 @@ func BenchmarkCommand(b *testing.B) {
 			}
 			b.Run(name+"/events="+strconv.Itoa(n), func(b *testing.B) {
 				path, size := benchTrace(b, n)
-				out := filepath.Join(b.TempDir(), "out")
-				full := make([]string, 0, len(args)+1)
-				for _, a := range args {
-					if a == "OUT" {
-						a = out
-					}
-					full = append(full, a)
-				}
-				full = append(full, path)
+				full, out := benchArgs(b, args, path)
 				b.SetBytes(size)
 				b.ReportAllocs()
 				for b.Loop() {
@@ -264,19 +256,24 @@ func shapeTrace(b *testing.B, shape string, n int) string {
 	return path
 }
 
-// benchShape runs the command with args on a trace of shape and size n,
-// output to a file, "OUT" in args.
-func benchShape(b *testing.B, shape string, n int, args ...string) {
-	path := shapeTrace(b, shape, n)
-	out := filepath.Join(b.TempDir(), "out")
-	full := make([]string, 0, len(args)+1)
+// benchArgs returns args, with "OUT" replaced by out, a file in b's temp
+// dir, followed by the trace's path.
+func benchArgs(b *testing.B, args []string, path string) (full []string, out string) {
+	out = filepath.Join(b.TempDir(), "out")
+	full = make([]string, 0, len(args)+1)
 	for _, a := range args {
 		if a == "OUT" {
 			a = out
 		}
 		full = append(full, a)
 	}
-	full = append(full, path)
+	return append(full, path), out
+}
+
+// benchShape runs the command with args on a trace of shape and size n,
+// output to a file, "OUT" in args.
+func benchShape(b *testing.B, shape string, n int, args ...string) {
+	full, _ := benchArgs(b, args, shapeTrace(b, shape, n))
 	b.ReportAllocs()
 	for b.Loop() {
 		if code := run(full, nil, io.Discard, io.Discard); code != 0 {

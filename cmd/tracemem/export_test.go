@@ -817,13 +817,7 @@ func TestPprofDeepStacks(t *testing.T) {
 	const depth = 3*maxStackFrames + 5
 	tree := newSpanTree()
 	tree.addSpan(spanInfo{id: "", name: "empty id", kind: tracemem.SpanFunction}) // no span hangs under it: parent "" is none
-	for i := range depth {
-		parent := ""
-		if i > 0 {
-			parent = "s" + strconv.Itoa(i-1)
-		}
-		tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i), kind: tracemem.SpanFunction})
-	}
+	addChain(tree, depth, "")
 	op := "mm"
 	p := &tracemem.MemoryProfile{Summary: tracemem.MemorySummary{PeakDevice: "d"}}
 	var want [][]string
@@ -1486,13 +1480,7 @@ func TestPprofStacksAsCopied(t *testing.T) {
 func TestPprofSamplesShareStacks(t *testing.T) {
 	const depth = 1100
 	tree := newSpanTree()
-	for i := range depth {
-		parent := ""
-		if i > 0 {
-			parent = "s" + strconv.Itoa(i-1)
-		}
-		tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i), kind: tracemem.SpanFunction})
-	}
+	addChain(tree, depth, "")
 	op := "x"
 	p := &tracemem.MemoryProfile{Summary: tracemem.MemorySummary{PeakDevice: "d", PeakBytes: 100}, ByDevice: []tracemem.DeviceMemoryStats{{Device: "d", PeakBytes: 100}}}
 	for k := range 100 {

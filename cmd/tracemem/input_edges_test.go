@@ -121,13 +121,7 @@ func TestPprofStrayParentAtTheLimit(t *testing.T) {
 		{"no room", maxStackFrames, maxStackFrames, true, "1024 names and the stray id: cut to 1023 and the marker"},
 	} {
 		tree := newSpanTree()
-		for i := range c.spans {
-			parent := "ghost"
-			if i > 0 {
-				parent = "s" + strconv.Itoa(i-1)
-			}
-			tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i), kind: tracemem.SpanFunction})
-		}
+		addChain(tree, c.spans, "ghost")
 		leaf := "s" + strconv.Itoa(c.spans-1)
 		p := &tracemem.MemoryProfile{Summary: tracemem.MemorySummary{PeakDevice: "d", PeakBytes: 1}}
 		p.PeakBreakdown = []tracemem.LiveAllocation{{TensorID: "t", SpanID: leaf, Bytes: 1, Device: "d"}}

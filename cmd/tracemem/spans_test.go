@@ -251,13 +251,7 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 	}
 	deep := newSpanTree()
 	const depth = 100_000
-	for i := range depth {
-		parent := ""
-		if i > 0 {
-			parent = "s" + strconv.Itoa(i-1)
-		}
-		deep.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i)})
-	}
+	addChain(deep, depth, "")
 	names := deep.pathNames("s" + strconv.Itoa(depth-1))
 	if len(names) != depth || names[0] != "n0" || names[depth-1] != "n99999" {
 		t.Fatalf("deep path: %d names from %s to %s", len(names), names[0], names[len(names)-1])
@@ -548,13 +542,7 @@ func TestPathToAsWalked(t *testing.T) {
 func TestPathWalksOnlyWhatItKeeps(t *testing.T) {
 	const depth = 10_000
 	tree := newSpanTree()
-	for i := range depth {
-		parent := ""
-		if i > 0 {
-			parent = "s" + strconv.Itoa(i-1)
-		}
-		tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i)})
-	}
+	addChain(tree, depth, "")
 	tree.addOp("s9999", "matmul")
 	tree.path("s0") // settled
 	before := pathSteps.Load()
@@ -592,5 +580,18 @@ func TestAtoiStrict(t *testing.T) {
 		if n, ok := atoiStrict(c.s); n != c.n || ok != c.ok {
 			t.Errorf("atoiStrict(%q) = %d, %v; want %d, %v (%s)", c.s, n, ok, c.n, c.ok, c.why)
 		}
+	}
+}
+
+// addChain adds to tree a chain of depth spans, s0 to s{depth-1}, each the
+// child of the one before and named n0 to n{depth-1}; the first has parent
+// root ("" for none).
+func addChain(tree *spanTree, depth int, root string) {
+	for i := range depth {
+		parent := root
+		if i > 0 {
+			parent = "s" + strconv.Itoa(i-1)
+		}
+		tree.addSpan(spanInfo{id: "s" + strconv.Itoa(i), parent: parent, name: "n" + strconv.Itoa(i), kind: tracemem.SpanFunction})
 	}
 }
