@@ -378,23 +378,30 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 	doc := &TraceDocument{}
 	var sec sections
 	defer sec.release()
-	type spanRef struct {
-		span *Span // in spans' chunk storage, which never moves
-		line int   // line of its span_start
+	// Span ids are checked for duplicates when they are sorted at the end,
+	// not by a lookup per span_start (a tenth of the read's time went to a
+	// map of all ids, missing the cache): an error on a later line first
+	// looks for a duplicate before it, so errors still come in line order.
+	// A span_end finds its span among the last few opened, which traces
+	// written as things happen close first, or else in spanAt, built over
+	// order only when one is not found there.
+	var order []spanKey // spans in line order; sorted by id at the end
+	var open []*Span    // spans started and not ended, in start order
+	var spanAt map[string]*Span
+	indexed := 0 // order[:indexed] are in spanAt
+	fail := func(err error) (*TraceDocument, error) {
+		if dup := firstDuplicate(slices.Clone(order)); dup != nil {
+			return nil, dup
+		}
+		return nil, err
 	}
-	spanAt := make(map[string]spanRef, 1024)
-	type spanKey struct {
-		id   string
-		span *Span
-	}
-	var order []spanKey // sorted by id at the end, then copied out
 	for {
 		k, err := d.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		if estimate != nil && z.at < 0 && !z.noted {
 			if size := estimate(); size > 0 {
@@ -412,28 +419,46 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 			doc.Schema = d.schema
 			doc.Run = d.run
 		case recSpanStart:
-			if first, dup := spanAt[d.span.ID]; dup {
-				return nil, &ParseError{Line: d.line, Kind: "span_start", Field: "id",
-					Msg: "duplicate span id " + strconv.Quote(d.span.ID) + " (first on line " + strconv.Itoa(first.line) + ")",
-					Err: &SpanError{SpanID: d.span.ID, Msg: "duplicate span id"}}
-			}
 			p := sec.spans.add(&d.span)
-			spanAt[d.span.ID] = spanRef{p, d.line}
-			order = append(order, spanKey{d.span.ID, p})
+			order = append(order, spanKey{d.span.ID, p, d.line})
+			open = append(open, p)
 		case recSpanEnd:
-			ref, ok := spanAt[d.spanEnd.ID]
-			if !ok {
-				return nil, &ParseError{Line: d.line, Kind: "span_end", Field: "id",
-					Msg: "span_end of unknown span " + strconv.Quote(d.spanEnd.ID),
-					Err: &SpanError{SpanID: d.spanEnd.ID, Msg: "end of an unknown span"}}
+			id := d.spanEnd.ID
+			var span *Span
+			for i := len(open) - 1; i >= max(0, len(open)-openScan); i-- {
+				if open[i].ID == id {
+					span = open[i]
+					open = slices.Delete(open, i, i+1)
+					break
+				}
 			}
-			if ref.span.Closed {
-				return nil, &ParseError{Line: d.line, Kind: "span_end", Field: "id",
-					Msg: "second span_end for span " + strconv.Quote(d.spanEnd.ID),
-					Err: &SpanError{SpanID: d.spanEnd.ID, Msg: "span ended twice"}}
+			if span == nil {
+				if spanAt == nil {
+					spanAt = make(map[string]*Span, len(order))
+				}
+				for _, k := range order[indexed:] {
+					if _, dup := spanAt[k.id]; !dup { // reported by fail or at the end
+						spanAt[k.id] = k.span
+					}
+				}
+				indexed = len(order)
+				span = spanAt[id]
 			}
-			ref.span.Closed = true
-			ref.span.DurationNs = d.spanEnd.DurationNs
+			if span == nil {
+				return fail(&ParseError{Line: d.line, Kind: "span_end", Field: "id",
+					Msg: "span_end of unknown span " + strconv.Quote(id),
+					Err: &SpanError{SpanID: id, Msg: "end of an unknown span"}})
+			}
+			if span.Closed {
+				return fail(&ParseError{Line: d.line, Kind: "span_end", Field: "id",
+					Msg: "second span_end for span " + strconv.Quote(id),
+					Err: &SpanError{SpanID: id, Msg: "span ended twice"}})
+			}
+			span.Closed = true
+			span.DurationNs = d.spanEnd.DurationNs
+			for len(open) > 0 && open[len(open)-1].Closed { // ended through spanAt
+				open = open[:len(open)-1]
+			}
 		case recOp:
 			sec.ops.add(&d.op)
 		case recTensor:
@@ -449,7 +474,9 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 		}
 	}
 	if len(order) > 0 { // sort keys, not 80-byte spans
-		slices.SortFunc(order, func(a, b spanKey) int { return strings.Compare(a.id, b.id) })
+		if dup := firstDuplicate(order); dup != nil {
+			return nil, dup
+		}
 		doc.Spans = make([]Span, len(order))
 		for i, k := range order {
 			doc.Spans[i] = *k.span
@@ -457,6 +484,43 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 	}
 	sec.into(doc)
 	return doc, nil
+}
+
+// openScan is how many of the last spans opened a span_end looks through
+// before it looks its span up among all.
+const openScan = 8
+
+// spanKey is a span_start read: its span's id, its span (in the chunk
+// storage, which never moves) and its line.
+type spanKey struct {
+	id   string
+	span *Span
+	line int
+}
+
+// firstDuplicate sorts keys, which are in line order, by id and returns the
+// error for the first span_start, in line order, whose id one before it has,
+// or nil.
+func firstDuplicate(keys []spanKey) *ParseError {
+	slices.SortFunc(keys, func(a, b spanKey) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.line, b.line) // only where ids are duplicated
+	})
+	var second, first spanKey
+	for i := 1; i < len(keys); i++ {
+		if keys[i].id == keys[i-1].id && (i == 1 || keys[i-2].id != keys[i].id) &&
+			(second.span == nil || keys[i].line < second.line) {
+			second, first = keys[i], keys[i-1]
+		}
+	}
+	if second.span == nil {
+		return nil
+	}
+	return &ParseError{Line: second.line, Kind: "span_start", Field: "id",
+		Msg: "duplicate span id " + strconv.Quote(second.id) + " (first on line " + strconv.Itoa(first.line) + ")",
+		Err: &SpanError{SpanID: second.id, Msg: "duplicate span id"}}
 }
 
 // sections collects the sections of a document as a reader meets their

@@ -396,6 +396,14 @@ func TestReadTraceErrors(t *testing.T) {
 			`^line 3: span_end: id: span_end of unknown span "c"$`, nil, 3},
 		{"second span_end", "a span ends once", rdLines(tMeta, tRoot, tRootEnd, tRootEnd),
 			`^line 4: span_end: id: second span_end for span "root"$`, nil, 4},
+		{"duplicate span, then a bad line", "a duplicate found when the ids are sorted at the end still comes before an error on a later line",
+			rdLines(tMeta, tRoot, tRoot, `{"kind":"memory"`), `^line 3: span_start: id: duplicate span id "root" \(first on line 2\)$`, nil, 3},
+		{"duplicate span, then an unknown span_end", "likewise before a span error on a later line",
+			rdLines(tMeta, tRoot, tRoot, tChildEnd), `^line 3: span_start: id: duplicate span id "root" \(first on line 2\)$`, nil, 3},
+		{"duplicates, the later id first", "the first duplicate in line order is reported, not the first in id order",
+			rdLines(tMeta, tRoot, tChild, tRoot, tChild), `^line 4: span_start: id: duplicate span id "root" \(first on line 2\)$`, nil, 4},
+		{"an id thrice", "the second span_start of an id is the duplicate, and names the first",
+			rdLines(tMeta, tRoot, tChild, tChild, tRoot, tChild), `^line 4: span_start: id: duplicate span id "c" \(first on line 3\)$`, nil, 4},
 		{"corrupt gzip header", "gzip magic but a bad header", string(headerGzip), `^gzip: `, gzip.ErrHeader, 0},
 		{"truncated gzip", "gzip stream cut in half", string(truncGzip), `unexpected EOF`, io.ErrUnexpectedEOF, 0},
 		{"gzip checksum", "gzip stream with a wrong CRC", string(crcGzip), `gzip: `, gzip.ErrChecksum, 0},
@@ -563,6 +571,120 @@ func TestReadTraceSpanErrorsTyped(t *testing.T) {
 				t.Errorf("AnalyzeStream: %v, want the *SpanError %+v of ReadTrace", err, *se)
 			}
 		})
+	}
+}
+
+// TestReadTraceSpanRecords compares the JSONL reader's span assembly with a
+// reference that looks every span_start and span_end up in a map of the ids
+// seen, as the reader did before it checked duplicates at the end and found
+// a span_end's span among the last few opened: random starts and ends
+// (nested, ended out of order or long after, ids used again, ends of
+// unknown spans, second ends, lines that are not records) give the same
+// spans or the same first error.
+func TestReadTraceSpanRecords(t *testing.T) {
+	type want struct {
+		spans map[string]Span // by id, on success
+		line  int             // the first error's line, 0 for none
+		msg   string          // its text, "" for a line that is not a record
+	}
+	reference := func(lines []string, ids []string, ends []uint64) want {
+		type started struct {
+			line int
+			span Span
+		}
+		seen := map[string]*started{}
+		for i, l := range lines {
+			line := i + 2 // after meta
+			id := ids[i]
+			switch {
+			case strings.Contains(l, `"span_start"`):
+				if s, dup := seen[id]; dup {
+					return want{line: line, msg: fmt.Sprintf("line %d: span_start: id: duplicate span id %q (first on line %d)", line, id, s.line)}
+				}
+				seen[id] = &started{line, Span{ID: id, Name: "n", StartNs: uint64(i), Kind: SpanModule}}
+			case strings.Contains(l, `"span_end"`):
+				s, ok := seen[id]
+				switch {
+				case !ok:
+					return want{line: line, msg: fmt.Sprintf("line %d: span_end: id: span_end of unknown span %q", line, id)}
+				case s.span.Closed:
+					return want{line: line, msg: fmt.Sprintf("line %d: span_end: id: second span_end for span %q", line, id)}
+				}
+				s.span.Closed, s.span.DurationNs = true, ends[i]
+			default:
+				return want{line: line}
+			}
+		}
+		w := want{spans: map[string]Span{}}
+		for id, s := range seen {
+			w.spans[id] = s.span
+		}
+		return w
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 3000 {
+		n := 1 + rng.IntN(60)
+		var lines, ids []string
+		var ends []uint64
+		var open []string // started, in start order
+		next := 0
+		for len(lines) < n {
+			i := len(lines)
+			var l, id string
+			switch r := rng.IntN(20); {
+			case r < 9 || len(open) == 0: // a new span, or now and then an id used before
+				id = fmt.Sprint("s", next)
+				if next > 0 && rng.IntN(40) == 0 {
+					id = fmt.Sprint("s", rng.IntN(next))
+				} else {
+					next++
+				}
+				open = append(open, id)
+				l = fmt.Sprintf(`{"kind":"span_start","id":%q,"name":"n","start_ns":%d,"span_kind":"module","measured":false}`, id, i)
+			case r < 19: // the end of the last span opened, or one opened long before, or another
+				k := len(open) - 1
+				switch rng.IntN(6) {
+				case 0:
+					k = rng.IntN(len(open))
+				case 1:
+					k = 0
+				}
+				id = open[k]
+				if rng.IntN(30) > 0 {
+					open = slices.Delete(open, k, k+1)
+				}
+				if rng.IntN(50) == 0 {
+					id = fmt.Sprint("s", next+1) // never started
+				}
+				l = fmt.Sprintf(`{"kind":"span_end","id":%q,"duration_ns":%d}`, id, 1000+i)
+			default:
+				if rng.IntN(10) > 0 { // not every trial should fail
+					continue
+				}
+				l = `{"kind":"memory"}` // no fields
+			}
+			lines, ids, ends = append(lines, l), append(ids, id), append(ends, uint64(1000+i))
+		}
+		w := reference(lines, ids, ends)
+		in := rdLines(append([]string{tMeta}, lines...)...)
+		doc, err := ReadTrace(strings.NewReader(in))
+		if w.line != 0 {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line != w.line || w.msg != "" && err.Error() != w.msg {
+				t.Fatalf("trial %d: error %v, want one on line %d %q\ninput:\n%s", trial, err, w.line, w.msg, in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("trial %d: %v\ninput:\n%s", trial, err, in)
+		}
+		got := map[string]Span{}
+		for _, s := range doc.Spans {
+			got[s.ID] = s
+		}
+		if diff := cmp.Diff(w.spans, got); diff != "" || !slices.IsSortedFunc(doc.Spans, func(a, b Span) int { return strings.Compare(a.ID, b.ID) }) {
+			t.Fatalf("trial %d: spans (-reference +ReadTrace), or not sorted by id:\n%s\ninput:\n%s", trial, diff, in)
+		}
 	}
 }
 
