@@ -57,6 +57,10 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 		return nil, &ParseError{Offset: d.dec.InputOffset() - 1, Msg: "want a JSON object"}
 	}
 	var sawSchema, sawRun bool
+	// Span ids are checked by a map, not by sorting keys at the end as the
+	// JSONL form does: the spans are sorted in place, and the keys and a
+	// copy of the spans cost 40 MB more on the 1M-event document, for no
+	// time saved next to the token stream's.
 	spanAt := make(map[string]int64)
 	keys := make(map[string]bool)
 	for d.dec.PeekKind() == '"' {
