@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -115,6 +116,44 @@ func BenchmarkReadTraceGzip(b *testing.B) {
 		if _, err := ReadTrace(bytes.NewReader(buf.Bytes())); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReadTraceSpanEnds reads 200k spans of no memory, ended in three
+// orders: the span opened last first (nested, as a trace written as things
+// happen has them), the span opened first first (each end is looked up
+// among all spans), and one old span ended after each new one, the rest
+// never. A span_end's span is found among the last few opened, else in a
+// map: each order should read at about the same speed, linear in the spans.
+func BenchmarkReadTraceSpanEnds(b *testing.B) {
+	const n = 200_000
+	for _, order := range []string{"last-first", "first-first", "old-after-new"} {
+		b.Run("order="+order, func(b *testing.B) {
+			var buf bytes.Buffer
+			buf.WriteString(tMeta + "\n")
+			end := func(i int) { fmt.Fprintf(&buf, `{"kind":"span_end","id":"s%d","duration_ns":1}`+"\n", i) }
+			for i := range n {
+				fmt.Fprintf(&buf, `{"kind":"span_start","id":"s%d","name":"n","start_ns":%d,"span_kind":"module","measured":false}`+"\n", i, i)
+				if order == "old-after-new" && i%2 == 1 {
+					end(i / 2)
+				}
+			}
+			for i := range n {
+				switch order {
+				case "last-first":
+					end(n - 1 - i)
+				case "first-first":
+					end(i)
+				}
+			}
+			b.SetBytes(int64(buf.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ReadTrace(bytes.NewReader(buf.Bytes())); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
