@@ -82,9 +82,12 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second span_end
 // for a span are errors (each wraps a *SpanError, with the SpanID and Msg an
-// Analyzer with node metrics gives for it); spans come out sorted by id with
-// Closed and DurationNs from their span_end; the other sections keep record
-// order. Records of an unknown kind are skipped (they must still be JSON
+// Analyzer with node metrics gives for it). Span ids are checked for
+// duplicates when the spans are sorted at the end, which spares a lookup per
+// span: a second span_start for an id is reported, at its line, once the
+// rest of the input is read, or in place of the first error on a later line.
+// Spans come out sorted by id with Closed and DurationNs from their span_end;
+// the other sections keep record order. Records of an unknown kind are skipped (they must still be JSON
 // objects, without a name given twice). Document form: "schema" and "run" are
 // required, span ids must be unique (a *SpanError, as above), and a span that
 // is not closed must have duration_ns 0. Both forms: a record's fields are
@@ -386,7 +389,9 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 	// first, or else in spanAt, built over order only when it is not found
 	// there.
 	var order []spanKey // spans in line order; sorted by id at the end
-	var open []*Span    // spans started and not ended, in start order
+	// open lists the spans started, in start order, less those a span_end
+	// found in it; one ended through spanAt stays until it is the last.
+	var open []*Span
 	var spanAt map[string]*Span
 	indexed := 0 // order[:indexed] are in spanAt
 	fail := func(err error) (*TraceDocument, error) {
@@ -496,9 +501,10 @@ type spanKey struct {
 
 // sortedSpans sorts keys, which are in line order, by id and returns their
 // spans in that order, or the error for the first duplicate span (see
-// firstDuplicate). Sorting keys, not 80-byte spans, moves less; finding
+// firstDuplicate). Sorting keys, not 88-byte spans, moves less; finding
 // duplicates here, not by a lookup per span_start, spares a map of every id,
-// whose lookups miss the cache. (The document form sorts its spans in place
+// whose lookups miss the cache, where span_ends end the spans opened last
+// (else readJSONL builds spanAt). (The document form sorts its spans in place
 // and keeps the map: keys would cost it more memory than the map's time.)
 func sortedSpans(keys []spanKey) ([]Span, error) {
 	if len(keys) == 0 {
