@@ -82,32 +82,33 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second span_end
 // for a span are errors (each wraps a *SpanError, with the SpanID and Msg an
-// Analyzer with node metrics gives for it). Span ids are checked for
-// duplicates when the spans are sorted at the end, which spares a lookup per
-// span: a second span_start for an id is reported, at its line, once the
-// rest of the input is read, or in place of the first error on a later line.
-// Spans come out sorted by id with Closed and DurationNs from their span_end;
-// the other sections keep record order. Records of an unknown kind are skipped (they must still be JSON
-// objects, without a name given twice). Document form: "schema" and "run" are
-// required, span ids must be unique (a *SpanError, as above), and a span that
-// is not closed must have duration_ns 0. Both forms: a record's fields are
-// required when their JSON tag in the document types has neither omitempty nor
-// omitzero, except category and, in JSONL, a span's closed and duration_ns (its
-// span_end gives them); a required field that is absent is an error ("missing
-// required field"). null is absent for an optional field and empty for shape,
-// inputs and tags; for another required field it is of the wrong type. Fields
-// the types do not have are ignored (later producers add fields), but the names
-// schema /7 gave storage_bytes and input_storage_bytes, output_dense_bytes and
-// input_dense_bytes, are read as those fields in either schema, and a record
-// that gives one field under both its names is an error. An op's or tensor's
-// absent storage_bytes is set to the dense size of shape × dtype when the dtype
-// is known (nil otherwise); an absent category is CategoryOther; empty arrays,
-// objects and sections are nil (never empty non-nil), so a document compares
-// equal to what reading its WriteJSONL output gives. A name given twice in a
-// record (or a tags object, or among the document's own keys) is an error
-// wrapping ErrInvalidJSON; inside the value of a field that is ignored, it is
-// ignored too. A JSONL record or a document nested more than 10,000 deep is
-// refused, in ignored values too (the limit encoding/json/v2 has).
+// Analyzer with node metrics gives for it). Span ids are checked for duplicates
+// when the spans are sorted at the end, which spares a lookup per span: a
+// second span_start for an id is reported, at its line, once the rest of the
+// input is read, or in place of the first error on a later line. Spans come out
+// sorted by id with Closed and DurationNs from their span_end; the other
+// sections keep record order. Records of an unknown kind are skipped (they must
+// still be JSON objects, without a name given twice). Document form: "schema"
+// and "run" are required, span ids must be unique (a *SpanError, as above), and
+// a span that is not closed must have duration_ns 0. Both forms: a record's
+// fields are required when their JSON tag in the document types has neither
+// omitempty nor omitzero, except category and, in JSONL, a span's closed and
+// duration_ns (its span_end gives them); a required field that is absent is an
+// error ("missing required field"). null is absent for an optional field and
+// empty for shape, inputs and tags; for another required field it is of the
+// wrong type. Fields the types do not have are ignored (later producers add
+// fields), but the names schema /7 gave storage_bytes and input_storage_bytes,
+// output_dense_bytes and input_dense_bytes, are read as those fields in either
+// schema, and a record that gives one field under both its names is an error.
+// An op's or tensor's absent storage_bytes is set to the dense size of shape ×
+// dtype when the dtype is known (nil otherwise); an absent category is
+// CategoryOther; empty arrays, objects and sections are nil (never empty
+// non-nil), so a document compares equal to what reading its WriteJSONL output
+// gives. A name given twice in a record (or a tags object, or among the
+// document's own keys) is an error wrapping ErrInvalidJSON; inside the value of
+// a field that is ignored, it is ignored too. A JSONL record or a document
+// nested more than 10,000 deep is refused, in ignored values too (the limit
+// encoding/json/v2 has).
 //
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.
@@ -503,9 +504,10 @@ type spanKey struct {
 // spans in that order, or the error for the first duplicate span (see
 // firstDuplicate). Sorting keys, not 88-byte spans, moves less; finding
 // duplicates here, not by a lookup per span_start, spares a map of every id,
-// whose lookups miss the cache, where span_ends end the spans opened last
-// (else readJSONL builds spanAt). (The document form sorts its spans in place
-// and keeps the map: keys would cost it more memory than the map's time.)
+// whose lookups miss the cache, as long as span_ends end the spans opened
+// last (readJSONL builds spanAt for those that do not). The document form
+// sorts its spans in place and keeps the map: keys would cost it more memory
+// than the map's time.
 func sortedSpans(keys []spanKey) ([]Span, error) {
 	if len(keys) == 0 {
 		return nil, nil
