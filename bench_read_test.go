@@ -121,8 +121,8 @@ func BenchmarkReadTraceGzip(b *testing.B) {
 
 // BenchmarkReadTraceSpanEnds reads 200k spans of no memory, ended in three
 // orders: the span opened last first (nested, as a trace written as things
-// happen has them), the span opened first first (each end is looked up
-// among all spans), and one old span ended after each new one, the rest
+// happen has them), the span opened first first (each end is looked up among
+// all spans), and an old span ended after every second new one, the rest
 // never. A span_end's span is found among the last few opened, else in a
 // map: each order should read at about the same speed, linear in the spans.
 func BenchmarkReadTraceSpanEnds(b *testing.B) {
