@@ -105,6 +105,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "export":
 		err = cmdExport(e, rest)
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 1 && cmd == "help" {
+			err = usagef("help takes one command, not %d arguments", len(rest))
+			break
+		}
 		if len(rest) > 0 && cmd == "help" {
 			return run([]string{rest[0], "-h"}, stdin, stdout, stderr) // help CMD is CMD -h
 		}
