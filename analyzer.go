@@ -1072,7 +1072,8 @@ func toInt64(b uint64) int64 {
 	return int64(b)
 }
 
-// addSat64 returns a+b clamped to the int64 range.
+// addSat64 returns a+b, saturating at MaxInt64 and, below, at MinInt64+1
+// (so that its negation fits, as subSat64 needs).
 func addSat64(a, b int64) int64 {
 	s := a + b
 	if a > 0 && b > 0 && s < 0 {

@@ -66,7 +66,8 @@ func lookupRecordKind(s []byte) recordKind {
 }
 
 // Field bits: each record kind numbers its known fields; the required ones
-// are listed in requiredFields and named in fieldNames (for errors).
+// are listed in requiredFields and named in metaFieldNames, spanFieldNames
+// and recFieldNames (for errors).
 const (
 	// meta and run
 	fSchema = iota

@@ -190,8 +190,9 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 		}
 	}
 	a.live.reserve(most)
-	// The slots too: allocations freed after a peak keep theirs until the
-	// next peak, so a replay may need more, which come in small chunks.
+	// The slots too, as far as that count tells: a free of a tensor never
+	// allocated (or already freed) lowers the count but frees no slot, so a
+	// replay may need more, which come in small chunks.
 	slots := a.allocs.reserve(most)
 	// The live table, the slots and the timeline (96 bytes an event) are
 	// mostly fresh memory, slower to fault in than to write: another core

@@ -714,7 +714,8 @@ func (c *chunked[T]) reserve(total int) {
 }
 
 // slice returns the values in order; nil when there are none. Its capacity
-// is its length; the memory behind it has at most 1/16 more room.
+// is its length; the memory behind it has at most 1/16 more room, or 64
+// values for a section that fits in the first chunk.
 func (c *chunked[T]) slice() []T {
 	c.release()
 	switch {

@@ -643,7 +643,7 @@ const (
 )
 
 // strC is str with a last-value cache: a value equal to the previous one of
-// its slot costs a comparison instead of a map lookup.
+// its slot costs a comparison instead of hashing it for the interner.
 func (p *valueParser) strC(slot int, field string, v []byte) (string, *ParseError) {
 	if len(v) >= 2 && v[0] == '"' && string(v[1:len(v)-1]) == p.last[slot] && (!p.esc || bytes.IndexByte(v, '\\') < 0) {
 		return p.last[slot], nil
