@@ -48,10 +48,11 @@ const (
 )
 
 // spanTree is the spans of a trace, and the op names of each span in
-// document order (only when asked for). It is compact (about 70 bytes a
-// span: no string per span) because a streamed trace may have millions of
-// spans: ids live in one arena and are found by a hash, checked against the
-// arena; names are interned. Not safe for concurrent use.
+// document order (only when asked for). It is compact (about 95 bytes a
+// span with short ids, no string per span) because a streamed trace may
+// have millions of spans: ids live in one arena and are found by a hash,
+// checked against the arena; names are interned. Not safe for concurrent
+// use.
 type spanTree struct {
 	recs       []spanRec
 	arena      []byte
