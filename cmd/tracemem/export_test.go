@@ -349,8 +349,9 @@ func TestExportStdout(t *testing.T) {
 // TestNoMemoryNote: an export or a profile of a trace without memory events
 // succeeds (its output is valid, and empty of memory) with a note on stderr
 // that says so and, for a PyTorch trace, when PyTorch writes them (from a
-// user trial: the empty file passed without a word). A trace with memory
-// events, even only frees, gets no note.
+// user trial: the empty file passed without a word), or for tracemem's own
+// Chrome export which trace to analyze. A trace with memory events, even
+// only frees, gets no note.
 func TestNoMemoryNote(t *testing.T) {
 	dir := t.TempDir()
 	metaOnly := writeFile(t, dir, "meta.jsonl", []byte(jsonlTrace()))
@@ -361,6 +362,13 @@ func TestNoMemoryNote(t *testing.T) {
 	torchNoNewline := writeFile(t, dir, "torch-nonl.jsonl", []byte(strings.TrimRight(torchMeta, "\n"))) // its one line without a newline
 	freesOnly := writeFile(t, dir, "frees.jsonl", []byte(jsonlTrace(memRec(5, "free", "x", "", "cuda:0", 8, "activation"))))
 	torch := filepath.Join("..", "..", "testdata", "chrome", "torch-1.13-cpu.json")
+	// From a user trial: tracemem's Chrome export read back was taken for a
+	// PyTorch trace profiled without profile_memory.
+	exported := filepath.Join(dir, "exported.json")
+	if r := runCmd(t, nil, "export", "--format", "chrome", "-o", exported, sample(t)); r.code != 0 {
+		t.Fatalf("export chrome: %+v", r)
+	}
+	exportHint := `the trace is tracemem's own Chrome export, which holds memory as counters to view, not as memory events: analyze the trace it was made from, ` + regexp.QuoteMeta(sample(t)) + `; `
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		args          []string
@@ -378,6 +386,7 @@ func TestNoMemoryNote(t *testing.T) {
 		}{
 			{metaOnly, `the trace has no memory events; `, true, true},
 			{torch, torchHint, true, false},
+			{exported, exportHint, true, true}, // its spans are not read back: their categories are not PyTorch's
 			{torchJSONL, torchHint, true, true},
 			{torchNoNewline, torchHint, true, true},
 			{freesOnly, ``, false, true},
@@ -1287,7 +1296,8 @@ func TestSpanLanesRules(t *testing.T) {
 }
 
 // TestChromeTraceName: the trace's file name is written as a JSON string,
-// so that any name gives valid JSON and reads back the same.
+// so that any name gives valid JSON and reads back the same, also as the
+// command reads it to tell its own export.
 func TestChromeTraceName(t *testing.T) {
 	for _, c := range []struct{ name, file, reason string }{
 		{"quote", `we"ird.jsonl`, "a quote would end the string"},
@@ -1305,6 +1315,35 @@ func TestChromeTraceName(t *testing.T) {
 		}
 		if err := json.Unmarshal(b.Bytes(), &tr); err != nil || tr.OtherData.Trace != c.file {
 			t.Errorf("%s: trace %q read back as %q, %v: %s", c.name, c.file, tr.OtherData.Trace, err, c.reason)
+		}
+		if got, ok := exportedFrom(b.Bytes()); got != c.file || !ok {
+			t.Errorf("%s: exportedFrom = %q, %v; want %q, true", c.name, got, ok, c.file)
+		}
+	}
+}
+
+// TestExportedFrom: the command tells its own Chrome export by its first
+// bytes, and names the trace it was made from when it can.
+func TestExportedFrom(t *testing.T) {
+	for _, c := range []struct {
+		name, head, want string
+		ok               bool
+		reason           string
+	}{
+		{"a file", chromeExportPrefix + `"run/a.jsonl"},"traceEvents":[`, "run/a.jsonl", true, "the name follows the prefix"},
+		{"escapes", chromeExportPrefix + `"a\"b\\c\u00e9"}`, `a"b\cé`, true, "the name is a JSON string, unquoted"},
+		{"standard input", chromeExportPrefix + `"<stdin>"}`, "", true, "standard input names no file to analyze"},
+		{"cut", chromeExportPrefix + `"run/a.js`, "", true, "a name the head cuts is not named"},
+		{"not a string", chromeExportPrefix + `null}`, "", true, "nor is a value that is no string"},
+		{"bad UTF-8", chromeExportPrefix + "\"a\xff\"}", "", true, "nor a name that is not text"},
+		{"PyTorch", `{"schemaVersion": 1, "traceEvents": []}`, "", false, "a profiler's trace is not the export"},
+		{"another tool", `{"displayTimeUnit":"ms","otherData":{"tool":"other","trace":"a"}}`, "", false, "another tool's trace is not"},
+		{"spaced", `{"displayTimeUnit": "ms", "otherData": {"tool": "tracemem", "trace": "a"}}`, "", false, "only the export's own bytes are told"},
+		{"empty", ``, "", false, "nothing is no export"},
+	} {
+		got, ok := exportedFrom([]byte(c.head))
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: exportedFrom = %q, %v; want %q, %v (%s)", c.name, got, ok, c.want, c.ok, c.reason)
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"container/heap"
 	"io"
@@ -23,6 +24,32 @@ const (
 	firstDevicePid = 2
 )
 
+// chromeExportPrefix starts every Chrome trace writeChrome writes; the name
+// of the trace it was made from follows, as a JSON string.
+const chromeExportPrefix = `{"displayTimeUnit":"ms","otherData":{"tool":"tracemem","trace":`
+
+// exportedFrom tells whether head, the start of an input, is a Chrome trace
+// that writeChrome wrote, which reads as a trace without memory events (its
+// memory is counters), and returns the name of the trace it was made from:
+// "" when head does not hold that name whole, or it was standard input.
+// Only the export's own bytes are told: the same trace written again by
+// another program reads as any other Chrome trace.
+func exportedFrom(head []byte) (source string, ok bool) {
+	rest, ok := bytes.CutPrefix(head, []byte(chromeExportPrefix))
+	if !ok {
+		return "", false
+	}
+	v, err := jsontext.NewDecoder(bytes.NewReader(rest)).ReadValue()
+	if err != nil || v.Kind() != '"' {
+		return "", true
+	}
+	s, err := jsontext.AppendUnquote(nil, v)
+	if err != nil || string(s) == stdinName {
+		return "", true
+	}
+	return string(s), true
+}
+
 // writeChrome writes t as Chrome trace JSON (the JSON object format):
 //   - per device, a process named "memory DEVICE" with one counter track
 //     ("ph":"C") named "DEVICE bytes" whose series are the categories seen on
@@ -40,7 +67,7 @@ const (
 func writeChrome(w io.Writer, t *trace) error {
 	cw := &chromeWriter{w: w, buf: make([]byte, 0, 1<<12)}
 	p := t.profile
-	cw.raw(`{"displayTimeUnit":"ms","otherData":{"tool":"tracemem","trace":`)
+	cw.raw(chromeExportPrefix)
 	cw.str(t.name)
 	cw.raw("},\"traceEvents\":[\n")
 

@@ -209,6 +209,9 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 		t.profile, t.nodes, t.tree, t.run, t.streamed = p, nodes, c.tree, c.run, true
 		return t, nil
 	}
+	// Peeked before src is moved back to its start: r reads src.
+	head, _ := r.Peek(sniffSize)
+	exportOf, export := exportedFrom(head)
 	var whole io.Reader = r
 	if seeker, ok := src.r.(io.Seeker); ok && start >= 0 {
 		// From the start, as the file itself (gzip or not), which
@@ -237,7 +240,8 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 		t.nodes = tracemem.NodeMemoryMetrics(doc, nil)
 	}
 	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device,
-		source: doc.Run.Tags["source"], oomEvents: doc.Run.Tags["out_of_memory_events"], totalMismatches: doc.Run.Tags["total_allocated_mismatches"]}
+		source: doc.Run.Tags["source"], oomEvents: doc.Run.Tags["out_of_memory_events"], totalMismatches: doc.Run.Tags["total_allocated_mismatches"],
+		export: export, exportOf: exportOf}
 	return t, nil
 }
 

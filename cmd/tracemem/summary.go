@@ -258,8 +258,16 @@ func allocatorNotes(r *runInfo) [][2]string {
 // noMemoryEvents says that the trace has no memory events and, for a
 // PyTorch trace, when PyTorch writes them: a user who profiled without
 // profile_memory, or with a build that has no Kineto (whose profiler
-// exports the legacy form, without them), gets one with none.
+// exports the legacy form, without them), gets one with none. For
+// tracemem's own Chrome export, it names the trace to analyze instead.
 func noMemoryEvents(r *runInfo) string {
+	if r != nil && r.export {
+		s := "the trace is tracemem's own Chrome export, which holds memory as counters to view, not as memory events: analyze the trace it was made from"
+		if r.exportOf != "" {
+			s += ", " + printable(r.exportOf)
+		}
+		return s
+	}
 	if r != nil && r.source == "chrome_trace" {
 		return "the trace has no memory events (PyTorch's profiler writes [memory] events with profile_memory=True, in builds with Kineto)"
 	}

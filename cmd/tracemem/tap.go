@@ -19,6 +19,10 @@ type runInfo struct {
 	// Run.Tags["out_of_memory_events"] and ["total_allocated_mismatches"]
 	// of a PyTorch trace, as written ("" when absent)
 	oomEvents, totalMismatches string
+	// export is set for a Chrome trace that tracemem's own export wrote;
+	// exportOf is the trace it names as its source ("" when not known).
+	export   bool
+	exportOf string
 }
 
 // lineTap passes a JSONL stream through unchanged and hands a copy of
