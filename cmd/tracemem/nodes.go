@@ -118,7 +118,13 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	fmt.Fprintln(w, "peak: most bytes live at once that its subtree allocated, summed over devices;")
 	fmt.Fprintln(w, "residual: bytes its subtree allocated still live when it ended; bytes: requested by the node (a span: its own ops)")
 	if len(ranked) == 0 {
-		fmt.Fprintf(w, "\n  no node has %s\n", metric) // by this sort: another may list some
+		// By this sort: another may list some. Without memory events, say
+		// why, as summary does (and for a PyTorch trace, when it has them).
+		why := ""
+		if t.profile != nil && !hasMemory(t.profile) {
+			why = ": " + noMemoryEvents(t.run)
+		}
+		fmt.Fprintf(w, "\n  no node has %s%s\n", metric, why)
 		return
 	}
 	fmt.Fprintln(w)

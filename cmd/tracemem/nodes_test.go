@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -259,6 +260,34 @@ func TestNodesNoneListed(t *testing.T) {
 		r := runCmd(t, nil, "nodes", "--sort", c.sort, path)
 		if got := strings.Contains(r.stdout, "\n  no node has "); r.code != 0 || got != (c.want != "") || c.want != "" && !strings.Contains(r.stdout, "\n  "+c.want+"\n") {
 			t.Errorf("--sort %s: exit %d, stdout:\n%s\nwant %q", c.sort, r.code, r.stdout, c.want)
+		}
+	}
+}
+
+// TestNodesNoMemory: when no node is listed because the trace has no memory
+// events, nodes says so as summary does: for a PyTorch trace, when PyTorch
+// writes them; for tracemem's own Chrome export, which trace to analyze.
+func TestNodesNoMemory(t *testing.T) {
+	dir := t.TempDir()
+	exported := filepath.Join(dir, "exported.json")
+	if r := runCmd(t, nil, "export", "--format", "chrome", "-o", exported, sample(t)); r.code != 0 {
+		t.Fatalf("export chrome: %+v", r)
+	}
+	for _, c := range []struct {
+		name, file, want, reason string
+	}{
+		{"spans only", writeFile(t, dir, "spans.jsonl", []byte(jsonlTrace(startRec("A", "A", "", 0), endRec("A", 5)))),
+			"no node has peak bytes: the trace has no memory events", "a span without memory peaks at 0"},
+		{"PyTorch", filepath.Join("..", "..", "testdata", "chrome", "torch-1.13-cpu.json"),
+			"no node has peak bytes: the trace has no memory events (PyTorch's profiler writes [memory] events with profile_memory=True, in builds with Kineto)",
+			"a PyTorch trace recorded without profile_memory has spans but no memory (from a user trial)"},
+		{"own export", exported,
+			"no node has peak bytes: the trace is tracemem's own Chrome export, which holds memory as counters to view, not as memory events: analyze the trace it was made from, " + sample(t),
+			"the export's counters are no memory events"},
+	} {
+		r := runCmd(t, nil, "nodes", c.file)
+		if r.code != 0 || !strings.HasSuffix(r.stdout, "\n  "+c.want+"\n") {
+			t.Errorf("%s: exit %d, stdout:\n%s\nwant it to end with %q (%s)", c.name, r.code, r.stdout, c.want, c.reason)
 		}
 	}
 }
