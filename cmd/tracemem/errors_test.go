@@ -54,6 +54,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{"summary", "FILE"}, missing, "", `^tracemem: .*nosuch\.jsonl: no such file or directory\n$`, "a missing file is named with the OS's reason"},
 		{"missing file, newline in name", []string{"summary", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*no such\.jsonl: no such file or directory\n$`, "the error stays on one line, whatever the file's name"},
+		{"missing file, escape in name", []string{"summary", "FILE"}, filepath.Join(dir, "no\x1b[31m\xffsuch.jsonl"), "", `^tracemem: .*no\\x1b\[31m\\xffsuch\.jsonl: no such file or directory\n$`, "a control character or an invalid byte of a name in the system's error text is escaped, so it cannot drive the terminal"},
+		{"missing file, escape in name, several files", []string{"summary", sample(t), "FILE"}, filepath.Join(dir, "no\x1b[31msuch.jsonl"), "", `^tracemem: .*no\\x1b\[31msuch\.jsonl: no such file or directory\n$`, "likewise for one file of several"},
 		{"missing file, newline in name, nodes", []string{"nodes", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*no such\.jsonl: no such file or directory\n$`, "likewise in every command"},
 		{"directory", []string{"profile", "FILE"}, dir, "", `^tracemem: .*: is a directory, not a trace file\n$`, "a directory is not read as a trace"},
 		{"malformed JSONL", []string{"summary", "FILE"}, write("malformed.jsonl", []byte(malformed)), "", `^tracemem: .*malformed\.jsonl: line 6: .+\n$`, "a record that is not JSON is named by its line"},

@@ -164,10 +164,13 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 // errReported means the errors were already written to stderr.
 var errReported = errors.New("errors reported")
 
-// oneLine keeps an error message on one line.
+// oneLine keeps an error message on one line, its white space runs made one
+// space and its other control characters and invalid bytes escaped (see
+// printable): a file name in the system's error text can hold any byte, an
+// escape sequence that would drive the terminal included.
 func oneLine(s string) string {
 	s = strings.TrimPrefix(s, "tracemem: ")
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return printable(strings.Join(strings.Fields(s), " "))
 }
 
 // newFlags returns a flag set for subcommand name that reports to nothing:
