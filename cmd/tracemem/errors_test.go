@@ -156,7 +156,7 @@ func TestUsage(t *testing.T) {
 		{"flag value like a flag", []string{"nodes", "--sort", "-peak", s}, 2, `nodes: invalid value "-peak" for flag --sort: want peak, residual or bytes$`, "only the flag's name gets two dashes, not a value that starts with one"},
 		{"flag value like an error", []string{"nodes", "--sort", ": for flag -top: x", s}, 2, `nodes: invalid value ": for flag -top: x" for flag --sort: want peak, residual or bytes$`, "a value is never rewritten, whatever it holds (from a review)"},
 		{"help for an unknown command", []string{"help", "sumary"}, 2, `unknown command "sumary"`, "help names a command that does not exist as a mistake"},
-		{"help with two commands", []string{"help", "summary", "nodes"}, 2, `help takes one command, not 2 arguments$`, "help of one command does not drop what follows it without a word"},
+		{"help with two commands", []string{"help", "summary", "nodes"}, 2, `help: want 1 command, got 2: summary nodes$`, "help of one command does not drop what follows it without a word"},
 		{"help", []string{"help"}, 0, ``, "help is not an error"},
 		{"--help", []string{"--help"}, 0, ``, "--help as the command prints the usage"},
 		{"-help", []string{"-help"}, 0, ``, "so does -help"},

@@ -106,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdExport(e, rest)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 1 && cmd == "help" {
-			err = usagef("help takes one command, not %d arguments", len(rest))
+			err = usagef("help: want 1 command, got %d: %s", len(rest), strings.Join(rest, " "))
 			break
 		}
 		if len(rest) > 0 && cmd == "help" {
