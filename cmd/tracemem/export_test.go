@@ -364,10 +364,7 @@ func TestNoMemoryNote(t *testing.T) {
 	torch := filepath.Join("..", "..", "testdata", "chrome", "torch-1.13-cpu.json")
 	// From a user trial: tracemem's Chrome export read back was taken for a
 	// PyTorch trace profiled without profile_memory.
-	exported := filepath.Join(dir, "exported.json")
-	if r := runCmd(t, nil, "export", "--format", "chrome", "-o", exported, sample(t)); r.code != 0 {
-		t.Fatalf("export chrome: %+v", r)
-	}
+	exported := exportedSample(t, dir)
 	exportHint := `the trace is tracemem's own Chrome export, which holds memory as counters to view, not as memory events: analyze the trace it was made from, ` + regexp.QuoteMeta(sample(t)) + `; `
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
@@ -1320,6 +1317,17 @@ func TestChromeTraceName(t *testing.T) {
 			t.Errorf("%s: exportedFrom = %q, %v; want %q, true", c.name, got, ok, c.file)
 		}
 	}
+}
+
+// exportedSample writes the Chrome export of the sample trace in dir and
+// returns its path.
+func exportedSample(t *testing.T, dir string) string {
+	t.Helper()
+	exported := filepath.Join(dir, "exported.json")
+	if r := runCmd(t, nil, "export", "--format", "chrome", "-o", exported, sample(t)); r.code != 0 {
+		t.Fatalf("export chrome: %+v", r)
+	}
+	return exported
 }
 
 // TestExportedFrom: the command tells its own Chrome export by its first

@@ -269,10 +269,7 @@ func TestNodesNoneListed(t *testing.T) {
 // writes them; for tracemem's own Chrome export, which trace to analyze.
 func TestNodesNoMemory(t *testing.T) {
 	dir := t.TempDir()
-	exported := filepath.Join(dir, "exported.json")
-	if r := runCmd(t, nil, "export", "--format", "chrome", "-o", exported, sample(t)); r.code != 0 {
-		t.Fatalf("export chrome: %+v", r)
-	}
+	exported := exportedSample(t, dir)
 	for _, c := range []struct {
 		name, file, want, reason string
 	}{
