@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -186,9 +187,12 @@ const (
 )
 
 // capacityDrawn reports whether the chart of d draws its capacity line:
-// when it is known and within capacityOffChartMultiplier × the peak.
+// when it is known and within capacityOffChartMultiplier × the peak (a
+// product past 2⁶⁴ counts as 2⁶⁴: the library's peaks stay below 2⁶³, but
+// d could come from elsewhere).
 func capacityDrawn(d tracemem.DeviceMemoryStats) bool {
-	return d.CapacityBytes > 0 && d.CapacityBytes <= capacityOffChartMultiplier*max(d.PeakBytes, 1)
+	hi, limit := bits.Mul64(capacityOffChartMultiplier, max(d.PeakBytes, 1))
+	return d.CapacityBytes > 0 && (hi != 0 || d.CapacityBytes <= limit)
 }
 
 // timelineReads counts the timeline points pointsByDevice reads, for a test
@@ -358,7 +362,8 @@ type byteAxis struct {
 }
 
 // niceAxis returns a bytes axis covering top (1 MiB when 0) with 3 to 6
-// ticks at 1, 2 or 5 times a power of ten of the unit (whole bytes in B).
+// ticks at 1, 2 or 5 times a power of ten of the unit (whole bytes in B, so
+// a top of 1 B has two: 0 and 1).
 func niceAxis(top uint64) byteAxis {
 	if top == 0 {
 		top = mib // an empty device: a 1 MiB axis

@@ -814,6 +814,12 @@ func TestReportCapacityLine(t *testing.T) {
 		{"2x", gib, 2 * gib, true, "exactly 2 × the peak is still drawn (the limit is inclusive)"},
 		{"2x+4", gib, 2*gib + 4, false, "above 2 × the peak the capacity is not drawn to scale"},
 	}
+	// The library's live bytes saturate at 2⁶³−1, so no trace gives a peak
+	// above 2⁶³; capacityDrawn takes any DeviceMemoryStats, and 2 × such a
+	// peak wrapped (from a review: the line was dropped).
+	if d := (tracemem.DeviceMemoryStats{PeakBytes: 1<<63 + 1, CapacityBytes: 1<<63 + 2}); !capacityDrawn(d) {
+		t.Errorf("capacityDrawn(%+v) = false, want true: 2 × the peak saturates instead of wrapping", d)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, data := reportOf(t, rootTrace(
