@@ -14,7 +14,7 @@ import (
 // timeline point in replay order with timestamp_ns, device, live_bytes,
 // free_bytes and one column per category (parameter, activation, gradient,
 // optimizer, other; 0 where the point has none). free_bytes is 0 when the
-// device's capacity is unknown.
+// device's capacity is unknown or exceeded.
 func writeCSV(w io.Writer, t *trace) error {
 	buf := make([]byte, 0, 1<<16)
 	buf = append(buf, "timestamp_ns,device,live_bytes,free_bytes"...)

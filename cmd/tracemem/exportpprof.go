@@ -36,8 +36,9 @@ func opSpanNamed(t *spanTree, id, name string) bool {
 // has one) as the leaf, unless that span is an op span of that name (as a
 // PyTorch op's is), which would name the op twice; labels give its tensor id,
 // dtype, category and device (those that are not empty, which pprof cannot
-// hold: PyTorch traces have no dtype). The frames "[no span]" and "…" (below)
-// are functions of their own, apart from a span of the same name. Pre-existing
+// hold: PyTorch traces have no dtype). The frames "[no span]", "…" and
+// "[pre-existing]" (the constants above) are functions of their own, apart
+// from a span of the same name. Pre-existing
 // memory live at the peak (peak bytes minus the breakdown) is under the frame
 // "[pre-existing]", one sample of 0 objects per category (the peak's bytes of
 // the category minus the breakdown's), so the profile's inuse_space total is

@@ -28,8 +28,9 @@ type runInfo struct {
 // lineTap passes a JSONL stream through unchanged and hands a copy of
 // what goes by to a collector running in its own goroutine, so the analysis
 // and the collection share one read of the input and run on two cores. At
-// most tapBuffers chunks are in flight; when the collector falls behind,
-// Read waits. Call wait before using the collector.
+// most tapBuffers chunks wait in the channel (besides the one the collector
+// is splitting and the one Read is handing over); when the collector falls
+// behind, Read waits. Call wait before using the collector.
 type lineTap struct {
 	r      io.Reader
 	c      *collector

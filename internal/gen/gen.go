@@ -26,10 +26,12 @@
 //     zero_grad op span. Layers are spread over the devices in contiguous
 //     blocks (pipeline style) with a to_device op at each device boundary;
 //   - device_memory samples: one per device before the first event, then one
-//     every SampleEvery memory events for the device of that event. Samples of
-//     even-numbered devices alternate between carrying capacity_bytes and
-//     carrying only used_bytes + free_bytes (= the capacity while the device is
-//     under capacity); odd-numbered devices never carry capacity_bytes.
+//     every SampleEvery memory events for the device of that event. A sample of
+//     an even-numbered device carries capacity_bytes when its number among
+//     all devices' samples is odd (about half of them; they alternate only
+//     with one device), the others only used_bytes + free_bytes (= the
+//     capacity while the device is under capacity); odd-numbered devices
+//     never carry capacity_bytes.
 //
 // Timestamps (ns since trace start) never decrease in record order, across
 // all record kinds; many consecutive records share a timestamp, so frees and
@@ -49,8 +51,8 @@
 // streams the trace through a fixed 64 KiB buffer: memory use does not grow
 // with the trace (the per-step list of forward ops is bounded by the model
 // size), a fixed ~30 allocations per call whatever the size, and about
-// 1.3 GB/s (10M memory events in about 2 s) into io.Discard on a 2-core
-// machine.
+// 2.3 GB/s (10M memory events in about 2 s) into io.Discard on a 2-core
+// machine (BenchmarkWrite, 2026-12-04).
 package gen
 
 import (
@@ -88,7 +90,8 @@ type Config struct {
 	// written, so whatever was live stays live; the open spans are closed
 	// (unless UnclosedSpans). The model depth is chosen from it so that
 	// even small traces hold several complete steps (about 8 steps while
-	// the depth is below its maximum of 32 layers).
+	// the depth is below its maximum of 32 layers, or of one layer per
+	// device with more than 32 devices).
 	MemoryEvents int
 
 	// Devices is the number of devices, named cuda:0, cuda:1, ...; 0 means
@@ -99,7 +102,9 @@ type Config struct {
 	// twice), frees of tensors never allocated (ids with prefix "u"), and
 	// duplicate allocs (a temporary id allocated twice while live, then
 	// freed once, with the second size). Each kind occurs at least once
-	// when MemoryEvents is at least 1000, then about once per 2000 ops.
+	// when MemoryEvents is at least 1000; after that one of the three,
+	// drawn at random, about once per 2000 forward ops (each kind about
+	// once per 6000).
 	// Without it, every free names a live allocation with its bytes and
 	// device.
 	Anomalies bool
@@ -110,7 +115,7 @@ type Config struct {
 	// Spans/MemoryEvents throughout the trace. The number of span_start
 	// records ends within SpansTolerance(Spans) of Spans as long as
 	// Spans is between MemoryEvents/100 and 100*MemoryEvents. 0 keeps the
-	// natural structure (about one span per two memory records).
+	// natural structure (about two spans per five memory records).
 	Spans int
 
 	// SteadyGrowth writes one endless forward pass (layers repeat with

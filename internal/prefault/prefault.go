@@ -67,8 +67,9 @@ func Bytes[T any](s []T) []byte {
 // The contents of the buffers do not change, and the caller may read and
 // write them meanwhile: the kernel maps the pages in (MADV_POPULATE_WRITE
 // on Linux), nothing is written to them. Buffers under MinBytes are left
-// out. The helper does not run when GOMAXPROCS is 1, nor where the system
-// cannot map pages in ahead (other systems than Linux, Linux before 5.14).
+// out. The helper does not run when GOMAXPROCS is 1, nor, after a first
+// call whose helper fails at once, where the system cannot map pages in
+// ahead (other systems than Linux, Linux before 5.14).
 func Ahead(bufs ...[]byte) (stop func()) {
 	if !slices.ContainsFunc(bufs, isBig) {
 		return func() {}
