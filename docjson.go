@@ -93,7 +93,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 		case "run":
 			v, start, err := d.value()
 			if err != nil {
-				return nil, err
+				return nil, inSection(err, "run")
 			}
 			if v[0] != '{' {
 				perr := typeError("", "an object", v)
@@ -113,7 +113,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 				continue
 			}
 			if err := d.section(name, k, spanAt); err != nil {
-				return nil, err
+				return nil, inSection(err, name)
 			}
 		}
 	}
@@ -146,6 +146,15 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 	d.into(doc)
 	sortSpans(doc.Spans)
 	return doc, nil
+}
+
+// inSection names the section in an error of its token stream (a syntax
+// error, input cut short, a failed read), as the errors of its elements do.
+func inSection(err error, name string) error {
+	if perr, ok := err.(*ParseError); ok && perr.Kind == "" {
+		perr.Kind = name
+	}
+	return err
 }
 
 // value reads the next value and returns it with its byte offset.

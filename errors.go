@@ -34,8 +34,9 @@ var (
 // document) of the value at fault, a Chrome trace's error that of the event at
 // fault (see ReadChromeTrace). An input that is not a trace (ErrUnknownFormat)
 // names the Line where its first value starts. Kind is the record kind
-// ("memory", "span_start", ...; in a document, the section the element belongs
-// to, e.g. "memory" or "run"), empty when the error is not about one record.
+// ("memory", "span_start", ...; in a document, the section the element or the
+// error is in, e.g. "memory" or "run"), empty when the error is not about one
+// record or section.
 // Field is the JSON field at fault, empty when none or when Msg names it (an
 // unknown enumeration value: the *EnumError in Err has the field as its Type).
 // Err is the underlying cause when there is one (a sentinel such as

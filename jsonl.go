@@ -5,6 +5,7 @@ package tracemem
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"math/bits"
 	"strconv"
@@ -212,7 +213,8 @@ type recordDecoder struct {
 	scan     lineScanner
 	p        valueParser
 	members  []member
-	metaLine int // line of the meta record; 0 before it
+	metaLine int  // line of the meta record; 0 before it
+	lastLine bool // the line being parsed ends the input (no newline)
 
 	// the fused path: when "kind" is a line's first member, the other
 	// members are parsed as they are scanned, with no member list
@@ -334,6 +336,7 @@ func (d *recordDecoder) next() (recordKind, error) {
 			}
 			continue
 		}
+		d.lastLine = rerr == io.EOF
 		k, err := d.parseLine(line)
 		if err != nil {
 			return recNone, err
@@ -548,6 +551,12 @@ func (d *recordDecoder) syntaxError() *ParseError {
 		Err: ErrInvalidJSON}
 	if sc.eol {
 		perr.Msg = "truncated record: the line ends inside a JSON value"
+		if d.lastLine {
+			// The input is cut short, as the document and Chrome forms
+			// say with io.ErrUnexpectedEOF.
+			perr.Msg = "truncated record: the input ends inside a JSON value"
+			perr.Err = fmt.Errorf("%w: %w", ErrInvalidJSON, io.ErrUnexpectedEOF)
+		}
 	}
 	if d.fast == fastOn { // kind came first: name it
 		perr.Kind = d.kind.String()

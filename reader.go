@@ -75,6 +75,10 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // record or the byte offset in a document (offsets count decompressed
 // bytes). Empty input gives ErrEmptyTrace, anything else that is not a
 // trace ErrUnknownFormat (both wrapped); I/O and gzip errors are wrapped.
+// Input cut short (a JSONL stream inside its last record, a document or
+// Chrome trace inside any value, a gzip stream before its end) is an error
+// wrapping io.ErrUnexpectedEOF in every form; a record that ends inside a
+// value on a line of its own, before more input, is ErrInvalidJSON only.
 // A Chrome trace with near-JSON (non-finite numbers, N/A, Windows paths
 // unescaped) is read a second time when r is an io.Seeker (see
 // ReadChromeTrace).

@@ -300,7 +300,8 @@ func TestReadTraceErrors(t *testing.T) {
 		{"wrong schema", "schema /5 is not read", rdLines(strings.Replace(tMeta, "trace/6", "trace/5", 1)),
 			`^line 1: meta: schema: unsupported schema "candle-graph/trace/5" \(want candle-graph/trace/6 or candle-graph/trace/7\)$`, ErrUnsupportedSchema, 1},
 		{"invalid json", "a broken record", rdLines(tMeta, `{"kind":"memory",,}`), `^line 2: memory: invalid JSON at column 18: invalid character ','`, ErrInvalidJSON, 2},
-		{"truncated last line", "the stream stops inside a record", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
+		{"truncated last line", "the stream stops inside a record: cut short, as io.ErrUnexpectedEOF says in every form (from a user trial)", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
+		{"truncated line before a newline", "a line that ends inside a record, then a newline: the record is cut, but the input is not known to be", rdLines(tMeta, tMem[:50]), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"two objects on a line", "one object a line", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: want one JSON object a line`, ErrInvalidJSON, 2},
 		{"array line", "a record is an object: JSON, but not one JSON object a line", rdLines(tMeta, `[1,2]`), `^line 2: want a JSON object, got an array$`, ErrInvalidJSON, 2},
@@ -426,14 +427,14 @@ func TestReadTraceErrors(t *testing.T) {
 		{"doc wrong schema", "the document schema is checked", strings.Replace(docPrefix, "trace/6", "trace/9", 1) + `"spans":[]}`,
 			`^offset 10: schema: unsupported schema`, ErrUnsupportedSchema, 0},
 		{"doc missing run", "run is required", `{"schema":"candle-graph/trace/6","spans":[]}`, `^offset 0: run: missing required field$`, nil, 0},
-		{"doc truncated", "the document stops early", docPrefix + `"spans":[{"id":"a"`, `^offset \d+: truncated document`, ErrInvalidJSON, 0},
+		{"doc truncated", "the document stops early, in the section it names (from a user trial: it named none)", docPrefix + `"spans":[{"id":"a"`, `^offset \d+: spans: truncated document`, io.ErrUnexpectedEOF, 0},
 		{"doc span kind", "an unknown span kind is named by the document's field, kind (span_kind is JSONL's)", docPrefix + `"spans":[{"id":"a","name":"n","kind":"modul","measured":true,"start_ns":0,"closed":false,"duration_ns":0}]}`,
 			`^offset \d+: spans: unknown kind "modul" \(want function, op or module\)$`, nil, 0},
 		{"doc section type", "sections are arrays", docPrefix + `"memory":{}}`, `^offset \d+: memory: want an array, got an object$`, nil, 0},
 		{"doc trailing data", "one document: two JSON texts are not one, and the offset is the second's", docPrefix + `"spans":[]}  {}`, fmt.Sprintf(`^offset %d: more data after the document$`, len(docPrefix)+len(`"spans":[]}  `)), ErrInvalidJSON, 0},
 		{"doc trailing junk", "text after the document that is not JSON is more data after it, and the offset is not said twice (from a user trial)", docPrefix + `"spans":[]} x`, fmt.Sprintf(`^offset %d: more data after the document: invalid character 'x' at start of value$`, len(docPrefix)+len(`"spans":[]} `)), ErrInvalidJSON, 0},
 		{"doc trailing truncated value", "a value cut short after the document is more data too, not a truncated document", docPrefix + `"spans":[]} {"a":`, fmt.Sprintf(`^offset %d: more data after the document$`, len(docPrefix)+len(`"spans":[]} `)), ErrInvalidJSON, 0},
-		{"doc syntax error in a section", "the decoder's text keeps where (the JSON pointer) but not its own copy of the offset", docPrefix + `"spans":[{"id" 1}]}`, `^offset \d+: invalid JSON: invalid character '1' after object name \(expecting ':'\) within "/spans/0/id"$`, ErrInvalidJSON, 0},
+		{"doc syntax error in a section", "the decoder's text keeps where (the JSON pointer) but not its own copy of the offset", docPrefix + `"spans":[{"id" 1}]}`, `^offset \d+: spans: invalid JSON: invalid character '1' after object name \(expecting ':'\) within "/spans/0/id"$`, ErrInvalidJSON, 0},
 		{"byte-order mark inside", "U+FEFF not at the start is an invalid character like any other (from a review)", `{"a":` + "\ufeff" + `1}`, `^line 1: not a trace: invalid JSON: invalid character '\\ufeff' at start of value within "/a"$`, ErrUnknownFormat, 1},
 		{"doc trailing object with a syntax error", "the reason for data after a document names no JSON pointer into that data, which the document does not have (from a review)", docPrefix + `"spans":[]} {"a" 1}`, fmt.Sprintf(`^offset %d: more data after the document: invalid character '1' after object name \(expecting ':'\)$`, len(docPrefix)+len(`"spans":[]} `)), ErrInvalidJSON, 0},
 		{"byte-order mark", "a UTF-8 byte-order mark is named, not shown as an invisible invalid character (from a user trial)", "\ufeff" + tMeta, `^line 1: not a trace: invalid JSON: a byte-order mark \(U\+FEFF\) before the first value; remove it$`, ErrUnknownFormat, 1},
@@ -448,7 +449,7 @@ func TestReadTraceErrors(t *testing.T) {
 			`^line 2: edge: invalid JSON at column 10019: exceeded the maximum nesting depth$`, ErrInvalidJSON, 2},
 		{"nesting depth 10001 in a document", "likewise in the document form, counted from the document",
 			docPrefix + `"edges":[{"x":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}]}`,
-			`^offset \d+: invalid JSON: exceeded max depth within "/edges/0/`, ErrInvalidJSON, 0},
+			`^offset \d+: edges: invalid JSON: exceeded max depth within "/edges/0/`, ErrInvalidJSON, 0},
 		{"both names of storage_bytes", "storage_bytes and its /7 name output_dense_bytes are one field: the error says so, since no name is written twice (from a clean-room check)",
 			rdLines(tMetaV7, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"storage_bytes":4,"output_dense_bytes":4`, 1)),
 			`^line 2: op: output_dense_bytes: duplicate field \(also given as storage_bytes, its name before schema /7\)$`, ErrInvalidJSON, 0},
@@ -1655,9 +1656,9 @@ func TestReadTraceReadErrorText(t *testing.T) {
 		want         string
 	}{
 		{"jsonl", "the read after the last full line fails: line 3", []byte(rdLines(tMeta, tRoot)), `^line 3: read: boom$`},
-		{"document", "the read fails inside the value of run", docJSON[:60], `^offset 60: read: boom$`},
+		{"document", "the read fails inside the value of run, which it names", docJSON[:60], `^offset 60: run: read: boom$`},
 		{"document, in a string", "the read fails inside a string value deep in the document: the offset is how far the input was read, named once, without the decoder's wrapping",
-			docJSON[:bytes.Index(docJSON, []byte(`"span_id"`))+12], fmt.Sprintf(`^offset %d: read: boom$`, bytes.Index(docJSON, []byte(`"span_id"`))+12)},
+			docJSON[:bytes.Index(docJSON, []byte(`"span_id"`))+12], fmt.Sprintf(`^offset %d: ops: read: boom$`, bytes.Index(docJSON, []byte(`"span_id"`))+12)},
 		{"before the format is known", "the read fails in the first object's first key: where is the offset read to", docJSON[:5], `^offset 5: read: boom$`},
 		{"first read", "the very first read fails: offset 0", nil, `^offset 0: read: boom$`},
 		{"chrome", "the read fails inside an event of a PyTorch trace", []byte(`{"traceEvents": [{"ph": "X", "na`), `^offset 32: traceEvents\[0\]: read: boom$`},
@@ -1677,5 +1678,73 @@ func TestGzipReadErrorAfterMember(t *testing.T) {
 	_, err := ReadTrace(&rdErrReader{data: rdGzip(t, []byte(rdFullTrace())), err: boom})
 	if !errors.Is(err, boom) {
 		t.Errorf("error %v, want the reader's error: the stream did not end", err)
+	}
+}
+
+// TestCutShortInput cuts a trace of each form, plain and gzipped, at every
+// byte: what is left is either a whole trace (a JSONL stream cut after a
+// record, or anything cut in the white space at its end) or an error that
+// says where (a *ParseError; a gzip header cut short, before any byte of
+// the trace, says "gzip: ") and wraps io.ErrUnexpectedEOF, so that one
+// errors.Is tells a file cut short in every form (from a user trial: a cut
+// JSONL stream wrapped it in none).
+func TestCutShortInput(t *testing.T) {
+	docJSON, err := json.Marshal(rdFullDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, chrome := chromeFixture(t, "noaddr")
+	forms := []struct {
+		name string
+		data []byte
+	}{
+		{"jsonl", []byte(rdFullTrace())},
+		{"document", docJSON},
+		{"chrome", chrome},
+	}
+	step := 1
+	if testing.Short() {
+		step = 7
+	}
+	for _, f := range forms {
+		// wholeRecords reports whether in is a JSONL stream cut between
+		// records: its last line, if it has no newline, is blank or a whole
+		// object.
+		whole := func(cut int) bool {
+			in := f.data[:cut]
+			last := in[bytes.LastIndexByte(in, '\n')+1:]
+			return isBlank(f.data[cut:]) || f.name == "jsonl" && (isBlank(last) || jsontext.Value(last).IsValid())
+		}
+		check := func(what string, in []byte, whole, header bool) {
+			t.Helper()
+			_, err := ReadTrace(bytes.NewReader(in))
+			switch {
+			case whole && err != nil:
+				t.Errorf("%s: %s: a stream of whole records: %v", f.name, what, err)
+			case whole:
+			case err == nil:
+				t.Errorf("%s: %s: no error", f.name, what)
+			case !errors.Is(err, io.ErrUnexpectedEOF):
+				t.Errorf("%s: %s: error %q does not wrap io.ErrUnexpectedEOF", f.name, what, err)
+			case header:
+				if !strings.HasPrefix(err.Error(), "gzip: ") {
+					t.Errorf("%s: %s: error %q does not say gzip", f.name, what, err)
+				}
+			default:
+				if _, ok := errors.AsType[*ParseError](err); !ok {
+					t.Errorf("%s: %s: error %q is not a *ParseError", f.name, what, err)
+				}
+			}
+		}
+		for cut := 1; cut < len(f.data); cut += step {
+			check(fmt.Sprintf("cut at byte %d of %d", cut, len(f.data)), f.data[:cut], whole(cut), false)
+		}
+		// A gzip stream is cut short until its trailer ends, whatever it
+		// holds; from 2 bytes on, its magic bytes say it is gzip. Its
+		// header (10 bytes, with no file name) comes before the trace.
+		gz := rdGzip(t, f.data)
+		for cut := 2; cut < len(gz); cut += step {
+			check(fmt.Sprintf("gzip cut at byte %d of %d", cut, len(gz)), gz[:cut], false, cut < 10)
+		}
 	}
 }
