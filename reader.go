@@ -60,7 +60,9 @@ var errDirectory = errors.New("is a directory, not a trace file")
 //   - a gzip stream (by its magic bytes) is decompressed first, its members
 //     one after another, and zero bytes after the last member taken as
 //     padding, as gzip(1) does; other bytes after a member that do not
-//     start one are an error wrapping gzip.ErrHeader;
+//     start one are an error wrapping gzip.ErrHeader, and gzip inside gzip
+//     is an error (other compressions and zip archives are not read:
+//     ErrUnknownFormat, naming them);
 //   - a candle-graph JSONL stream: the first object has a top-level "kind";
 //   - a candle-graph document: an object with "run", "spans", "ops",
 //     "tensors", "memory", "device_memory", "gradients" or "edges" (or only
@@ -219,6 +221,23 @@ func decompressBuffered(br *bufio.Reader) (src io.Reader, closeFn func(), gz boo
 	return gzipread.Open(br)
 }
 
+// compressedAs names the compressed or archive format that b starts with by
+// its magic bytes, with what to do, or returns "". Gzip is not among them:
+// it is decompressed before (and gzip inside gzip is gzipread.ErrTwice).
+func compressedAs(b []byte) string {
+	for _, m := range [...]struct{ magic, what string }{
+		{"\x28\xb5\x2f\xfd", "zstd data; decompress it first (gzip is read as is)"},
+		{"BZh", "bzip2 data; decompress it first (gzip is read as is)"},
+		{"\xfd7zXZ\x00", "xz data; decompress it first (gzip is read as is)"},
+		{"PK\x03\x04", "a zip archive; extract the trace first"},
+	} {
+		if bytes.HasPrefix(b, []byte(m.magic)) {
+			return m.what
+		}
+	}
+	return ""
+}
+
 // traceFormat is what detectFormat found.
 type traceFormat uint8
 
@@ -289,6 +308,9 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 			case se.ByteOffset == 0 && bytes.HasPrefix(at, []byte("\uFEFF")):
 				// Editors on Windows write one; JSON has none.
 				msg = "not a trace: invalid JSON: a byte-order mark (U+FEFF) before the first value; remove it"
+			case se.ByteOffset == 0 && compressedAs(at) != "":
+				// Traces are shared compressed; only gzip is read.
+				msg = "not a trace: " + compressedAs(at)
 			}
 			return &ParseError{Line: line, Msg: msg, Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
 		}

@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tracemem/tracemem/internal/gen"
+	"github.com/tracemem/tracemem/internal/gzipread"
 	"github.com/tracemem/tracemem/internal/prefault"
 )
 
@@ -263,6 +265,16 @@ func TestReadTraceErrors(t *testing.T) {
 	crcGzip := bytes.Clone(badGzip)
 	crcGzip[len(crcGzip)-6] ^= 0xff // the CRC-32 of the trailer
 	headerGzip := append([]byte{0x1f, 0x8b, 0x99}, badGzip[3:]...)
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	if w, err := zw.Create("trace.jsonl"); err != nil {
+		t.Fatal(err)
+	} else if _, err := io.WriteString(w, rdFullTrace()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, reason string
 		input        string
@@ -438,6 +450,11 @@ func TestReadTraceErrors(t *testing.T) {
 		{"byte-order mark inside", "U+FEFF not at the start is an invalid character like any other (from a review)", `{"a":` + "\ufeff" + `1}`, `^line 1: not a trace: invalid JSON: invalid character '\\ufeff' at start of value within "/a"$`, ErrUnknownFormat, 1},
 		{"doc trailing object with a syntax error", "the reason for data after a document names no JSON pointer into that data, which the document does not have (from a review)", docPrefix + `"spans":[]} {"a" 1}`, fmt.Sprintf(`^offset %d: more data after the document: invalid character '1' after object name \(expecting ':'\)$`, len(docPrefix)+len(`"spans":[]} `)), ErrInvalidJSON, 0},
 		{"byte-order mark", "a UTF-8 byte-order mark is named, not shown as an invisible invalid character (from a user trial)", "\ufeff" + tMeta, `^line 1: not a trace: invalid JSON: a byte-order mark \(U\+FEFF\) before the first value; remove it$`, ErrUnknownFormat, 1},
+		{"gzip inside gzip", "a trace gzipped twice is named so, not shown as the control character it starts with (from a user trial)", string(rdGzip(t, rdGzip(t, []byte(rdFullTrace())))), `^gzip: the data inside is gzip again \(the trace was compressed twice\); decompress it once, and read what that gives$`, gzipread.ErrTwice, 0},
+		{"zip", "a zip archive is named by its magic bytes", zipped.String(), `^line 1: not a trace: a zip archive; extract the trace first$`, ErrUnknownFormat, 1},
+		{"zstd", "likewise zstd, which the reader does not decompress", "\x28\xb5\x2f\xfd\x04\x58", `^line 1: not a trace: zstd data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
+		{"bzip2", "likewise bzip2", "BZh91AY&SY", `^line 1: not a trace: bzip2 data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
+		{"xz", "likewise xz", "\xfd7zXZ\x00\x00\x04", `^line 1: not a trace: xz data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
 		{"doc open span duration 1", "an open span's duration must be 0: 1 is the smallest wrong value",
 			docPrefix + `"spans":[{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":1}]}`,
 			`^offset \d+: spans: duration_ns: want 0 for a span that is not closed, got 1$`, nil, 0},

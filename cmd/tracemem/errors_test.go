@@ -42,6 +42,10 @@ func TestBadInput(t *testing.T) {
 	zw.Write(sampleData)
 	zw.Close()
 	truncatedGz := gz.Bytes()[:gz.Len()/2]
+	var gz2 bytes.Buffer
+	zw = gzip.NewWriter(&gz2)
+	zw.Write(gz.Bytes())
+	zw.Close()
 
 	missing := filepath.Join(dir, "nosuch.jsonl")
 	cases := []struct {
@@ -68,6 +72,8 @@ func TestBadInput(t *testing.T) {
 		{"gzip with a tail", []string{"summary", "FILE"}, write("tail.jsonl.gz", append(append([]byte{}, gz.Bytes()...), "not a gzip member"...)), "", `^tracemem: .*tail\.jsonl\.gz: .*gzip: invalid header: bytes after the last member that are not a gzip member\n$`, "bytes after the last gzip member that are not one are a gzip error (zero bytes are padding: TestSameOutputWhateverTheInput)"},
 		{"gzip padding with a tail", []string{"summary", "FILE"}, write("padtail.jsonl.gz", append(append([]byte{}, gz.Bytes()...), 0, 0, 0, 0, 'x')), "", `^tracemem: .*padtail\.jsonl\.gz: .*gzip: invalid header: bytes other than zero after the padding that ends the last member\n$`, "zero bytes are padding only up to the end of the input"},
 		{"corrupt gzip header", []string{"summary", "FILE"}, write("bad.gz", []byte{0x1f, 0x8b, 0, 0, 1, 2}), "", `^tracemem: .*bad\.gz: .*\n$`, "a corrupt gzip header is an error"},
+		{"gzip twice", []string{"summary", "FILE"}, write("twice.jsonl.gz", gz2.Bytes()), "", `^tracemem: .*twice\.jsonl\.gz: gzip: the data inside is gzip again \(the trace was compressed twice\); decompress it once, and read what that gives\n$`, "gzip inside gzip is named (from a user trial)"},
+		{"gzip twice, stdin", []string{"summary", "-"}, "", gz2.String(), `^tracemem: <stdin>: gzip: the data inside is gzip again`, "likewise from a pipe, which the command decompresses before the library would again (from a user trial: a pipe read it, a file did not)"},
 		{"bad stdin", []string{"profile", "-"}, "", "{\"kind\": \"meta\"\n", `^tracemem: <stdin>: .+\n$`, "standard input is named <stdin>"},
 		{"export missing file", []string{"export", "--format", "pprof", "-o", filepath.Join(dir, "x.pb.gz"), "FILE"}, missing, "", `^tracemem: .*nosuch\.jsonl: no such file or directory\n$`, "export reports a missing input the same way"},
 		{"unwritable output", []string{"export", "--format", "csv", "-o", filepath.Join(dir, "no/such/dir/x.csv"), sample(t)}, "", "", `^tracemem: .*x\.csv: no such file or directory\n$`, "an output that cannot be created is named"},

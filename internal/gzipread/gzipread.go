@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -18,7 +19,8 @@ var magic = []byte{0x1f, 0x8b}
 // gzip's magic bytes (gz is then true), else br itself. Errors of the
 // decompressed stream, other than io.EOF, start with "gzip: " once and wrap the
 // cause, so a stream cut short reads as a gzip error, not as a trace that
-// ends early. The caller calls close when done.
+// ends early. A decompression that starts with the magic bytes again is
+// ErrTwice. The caller calls close when done.
 func Open(br *bufio.Reader) (r io.Reader, close func(), gz bool, err error) {
 	if b, _ := br.Peek(len(magic)); !bytes.Equal(b, magic) {
 		return br, func() {}, false, nil
@@ -28,8 +30,21 @@ func Open(br *bufio.Reader) (r io.Reader, close func(), gz bool, err error) {
 		return nil, nil, true, named(err)
 	}
 	zr.Multistream(false)
-	return &reader{zr: zr, br: br}, func() { zr.Close() }, true, nil
+	g := &reader{zr: zr, br: br}
+	// An error here comes again on the next read: the errors are sticky.
+	n, _ := io.ReadFull(g, g.head[:])
+	if n == len(magic) && bytes.Equal(g.head[:], magic) {
+		zr.Close()
+		return nil, nil, true, ErrTwice
+	}
+	g.headN = n
+	return g, func() { zr.Close() }, true, nil
 }
+
+// ErrTwice is the error for gzip inside gzip, which is no trace: a file
+// compressed twice, or a .gz file sent with Content-Encoding gzip and saved
+// as it came.
+var ErrTwice = errors.New("gzip: the data inside is gzip again (the trace was compressed twice); decompress it once, and read what that gives")
 
 // reader reads the members of a gzip stream one after another, as gzip(1)
 // does, and, as gzip(1) does too, takes zero bytes from the end of a member
@@ -39,12 +54,20 @@ type reader struct {
 	br   *bufio.Reader
 	done bool  // the last member has been read
 	err  error // an error of moving past a member, returned from then on
+
+	head        [2]byte // the first bytes, read by Open to look for ErrTwice
+	headN, used int     // of head: bytes read, bytes returned
 }
 
 // Read returns an error once it has one on every later call too, as
 // gzip.Reader does: a reader that drops an error coming with data (as
 // jsontext.Decoder does) reads it again next time, not io.EOF.
 func (g *reader) Read(p []byte) (int, error) {
+	if g.used < g.headN {
+		n := copy(p, g.head[g.used:g.headN])
+		g.used += n
+		return n, nil
+	}
 	if g.err != nil {
 		return 0, g.err
 	}

@@ -59,6 +59,11 @@ func TestOpen(t *testing.T) {
 		{"cut short", "a stream cut short is a gzip error", full[:len(full)-6], true, text, "gzip: "},
 		{"bad header", "a header that is not gzip's fails at once, naming gzip", []byte{0x1f, 0x8b, 0, 0}, true, "", "gzip: unexpected EOF"},
 		{"bad checksum", "gzip's own errors say gzip once", corrupt(full), true, text, "gzip: invalid checksum"},
+		{"gzip twice", "gzip inside gzip is no trace: named at once (from a user trial: it was read as text starting with a control character)", gzipped(t, string(full)), true, "", "gzip: the data inside is gzip again"},
+		{"one byte inside", "the first bytes, read to look for gzip inside, are read back", gzipped(t, "x"), true, "x", ""},
+		{"first magic byte inside", "one magic byte inside is data", gzipped(t, "\x1f{"), true, "\x1f{", ""},
+		{"nothing inside", "an empty member reads as nothing", gzipped(t, ""), true, "", ""},
+		{"magic bytes over two members", "what counts is the decompressed stream, which runs on across members", append(gzipped(t, "\x1f"), gzipped(t, "\x8b")...), true, "", "gzip: the data inside is gzip again"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,8 +116,12 @@ func FuzzOpen(f *testing.F) {
 		}
 		in = append(in, tail...)
 		r, closeFn, gz, err := Open(bufio.NewReader(bytes.NewReader(in)))
-		if !gz || err != nil {
-			t.Fatalf("Open: gz %v, err %v", gz, err)
+		twice := bytes.HasPrefix(data, magic) // the members' data, one stream
+		if !gz || (err != nil) != twice || twice && err != ErrTwice {
+			t.Fatalf("Open of data %q: gz %v, err %v", data, gz, err)
+		}
+		if twice {
+			return
 		}
 		defer closeFn()
 		got, err := io.ReadAll(r)
