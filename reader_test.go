@@ -454,6 +454,8 @@ func TestReadTraceErrors(t *testing.T) {
 		{"zip", "a zip archive is named by its magic bytes", zipped.String(), `^line 1: not a trace: a zip archive; extract the trace first$`, ErrUnknownFormat, 1},
 		{"zstd", "likewise zstd, which the reader does not decompress", "\x28\xb5\x2f\xfd\x04\x58", `^line 1: not a trace: zstd data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
 		{"bzip2", "likewise bzip2", "BZh91AY&SY", `^line 1: not a trace: bzip2 data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
+		{"byte-order mark, gzipped", "the bytes gzip reads ahead come back with the rest, so a byte-order mark inside gzip is named too (from a review: it was not)", string(rdGzip(t, []byte("\ufeff"+tMeta))), `^line 1: not a trace: invalid JSON: a byte-order mark \(U\+FEFF\) before the first value; remove it$`, ErrUnknownFormat, 1},
+		{"zstd inside gzip", "likewise another compression inside gzip", string(rdGzip(t, []byte("\x28\xb5\x2f\xfd\x04\x58"))), `^line 1: not a trace: zstd data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
 		{"xz", "likewise xz", "\xfd7zXZ\x00\x00\x04", `^line 1: not a trace: xz data; decompress it first \(gzip is read as is\)$`, ErrUnknownFormat, 1},
 		{"doc open span duration 1", "an open span's duration must be 0: 1 is the smallest wrong value",
 			docPrefix + `"spans":[{"id":"a","name":"n","kind":"op","measured":true,"start_ns":0,"closed":false,"duration_ns":1}]}`,

@@ -64,9 +64,16 @@ type reader struct {
 // jsontext.Decoder does) reads it again next time, not io.EOF.
 func (g *reader) Read(p []byte) (int, error) {
 	if g.used < g.headN {
+		// Then on into p: a reader that looks at the first bytes of what
+		// it is given (a byte-order mark, another compression's magic)
+		// must get them in one read, as without the head.
 		n := copy(p, g.head[g.used:g.headN])
 		g.used += n
-		return n, nil
+		if n == len(p) {
+			return n, nil
+		}
+		m, err := g.Read(p[n:])
+		return n + m, err
 	}
 	if g.err != nil {
 		return 0, g.err

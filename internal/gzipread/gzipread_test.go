@@ -116,6 +116,9 @@ func FuzzOpen(f *testing.F) {
 		}
 		in = append(in, tail...)
 		r, closeFn, gz, err := Open(bufio.NewReader(bytes.NewReader(in)))
+		if len(data) < 2 && bytes.HasPrefix(tail, magic) {
+			return // the tail's members, if gzip, start the stream too (from a review)
+		}
 		twice := bytes.HasPrefix(data, magic) // the members' data, one stream
 		if !gz || (err != nil) != twice || twice && err != ErrTwice {
 			t.Fatalf("Open of data %q: gz %v, err %v", data, gz, err)
@@ -163,5 +166,30 @@ func TestReadErrorAfterMember(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Errorf("%s: %s: error %v, want the reader's %q", tc.name, tc.reason, err, boom)
 		}
+	}
+}
+
+// TestFirstRead: the bytes Open reads ahead (to look for gzip inside) come
+// back with what follows them in one read, so a reader that looks at the
+// first bytes it is given (a byte-order mark, another compression's magic)
+// sees as many as without them (from a review: it saw two); and the
+// reader passes iotest.TestReader.
+func TestFirstRead(t *testing.T) {
+	for _, text := range []string{"", "a", "ab", "\ufeff{}", "(\xb5/\xfd and more"} {
+		r, closeFn, _, err := Open(bufio.NewReader(bytes.NewReader(gzipped(t, text))))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		p := make([]byte, 64)
+		n, err := r.Read(p)
+		if n != len(text) || string(p[:n]) != text || err != nil && err != io.EOF {
+			t.Errorf("%q: first read %q, %v; want all of it", text, p[:n], err)
+		}
+		closeFn()
+		r, closeFn, _, _ = Open(bufio.NewReader(bytes.NewReader(gzipped(t, text))))
+		if err := iotest.TestReader(r, []byte(text)); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+		closeFn()
 	}
 }
