@@ -41,9 +41,9 @@ func opSpanNamed(t *spanTree, id, name string) bool {
 // from a span of the same name. Pre-existing memory live at the peak (peak
 // bytes minus the breakdown) is under the frame "[pre-existing]", one sample
 // of 0 objects per category (the peak's bytes of the category minus the
-// breakdown's), so the profile's inuse_space total is
-// the peak and its category labels add up to the peak by category. Values above
-// the largest int64 are clamped.
+// breakdown's), so the profile's inuse_space total is the peak and its
+// category labels add up to the peak by category. Values above the largest
+// int64 are clamped.
 func buildPprof(t *trace) (*profile.Profile, error) {
 	p := t.profile
 	s := &p.Summary
