@@ -1072,8 +1072,9 @@ func toInt64(b uint64) int64 {
 	return int64(b)
 }
 
-// addSat64 returns a+b, saturating at MaxInt64 and, below, at MinInt64+1
-// (so that its negation fits, as subSat64 needs).
+// addSat64 returns a+b, saturating at MaxInt64 and, when the sum overflows
+// below, at MinInt64+1 (a sum of exactly MinInt64 is kept: subSat64 takes
+// a b of MinInt64 as MinInt64+1 before negating it).
 func addSat64(a, b int64) int64 {
 	s := a + b
 	if a > 0 && b > 0 && s < 0 {

@@ -595,6 +595,68 @@ func TestTimelineNegativeAfterSaturation(t *testing.T) {
 	if !cmp.Equal(live, want) || !cmp.Equal(other, want) {
 		t.Errorf("live %v, other %v; want both %v", live, other, want)
 	}
+
+	// A category can come back below zero while the live bytes do not
+	// (another category filled them up again; saturated, the categories no
+	// longer add up to the live bytes): its points must read 0 too,
+	// with or without downsampling (from a mutation test: no case had a
+	// negative category under non-negative live bytes).
+	mem = []MemoryEvent{
+		{TimestampNs: 1, TensorID: "x1", Device: "d", Bytes: top, Category: CategoryActivation},
+		{TimestampNs: 2, TensorID: "x2", Device: "d", Bytes: top, Category: CategoryActivation},
+		{TimestampNs: 3, TensorID: "x1", Device: "d", Bytes: top, Category: CategoryActivation, Action: ActionFree},
+		{TimestampNs: 4, TensorID: "y", Device: "d", Bytes: top, Category: CategoryOther},
+		{TimestampNs: 5, TensorID: "x2", Device: "d", Bytes: top, Category: CategoryActivation, Action: ActionFree},
+	}
+	for _, points := range []int{0, 1000} {
+		p, err := Analyze(&TraceDocument{Memory: mem}, Options{MaxTimelinePoints: points})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := p.Timeline[len(p.Timeline)-1]
+		if got := last.ByCategory.Get(CategoryActivation); got != 0 || last.LiveBytes != 0 || last.ByCategory.Get(CategoryOther) != top {
+			t.Errorf("MaxTimelinePoints %d: last point live %d, activation %d, other %d; want 0, 0, %d",
+				points, last.LiveBytes, got, last.ByCategory.Get(CategoryOther), top)
+		}
+	}
+}
+
+// TestSat64 spells out the saturating int64 arithmetic of live counts: a
+// sum that overflows below gives MinInt64+1 (from a mutation test: no case
+// reached it), one of exactly MinInt64 is kept, and subtracting MinInt64
+// subtracts MinInt64+1, whose negation fits.
+func TestSat64(t *testing.T) {
+	const maxI, minI = math.MaxInt64, math.MinInt64
+	for _, c := range []struct {
+		name       string
+		a, b, want int64
+	}{
+		{"plain", 3, 4, 7},
+		{"to the top", maxI - 1, 1, maxI},
+		{"past the top", maxI, 1, maxI},
+		{"past the top, both big", maxI, maxI, maxI},
+		{"to MinInt64, no overflow", minI + 1, -1, minI},
+		{"past MinInt64", minI + 1, -2, minI + 1},
+		{"past MinInt64, both big", minI + 1, minI + 1, minI + 1},
+		{"signs differ", maxI, minI + 1, 0},
+	} {
+		if got := addSat64(c.a, c.b); got != c.want {
+			t.Errorf("%s: addSat64(%d, %d) = %d, want %d", c.name, c.a, c.b, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name       string
+		a, b, want int64
+	}{
+		{"plain", 3, 4, -1},
+		{"below MinInt64", minI + 1, 2, minI + 1},
+		{"MinInt64 taken as MinInt64+1", 0, minI, maxI},
+		{"above the top", maxI, -1, maxI},
+	} {
+		if got := subSat64(c.a, c.b); got != c.want {
+			t.Errorf("%s: subSat64(%d, %d) = %d, want %d", c.name, c.a, c.b, got, c.want)
+		}
+	}
 }
 
 // TestSkipNodeMetricsNamed: with SkipNodeMetrics, the ids of spans that
