@@ -827,6 +827,7 @@ func TestChromeParseDecimal(t *testing.T) {
 		{"exponent", "1.5e3", 3, 1500000, true, decOK},
 		{"negative exponent", "15E-1", 3, 1500, true, decOK},
 		{"negative", "-2.5", 3, -2500, true, decOK},
+		{"plus sign", "+2.5", 3, 2500, true, decOK}, // in a string ("ts": "+2.5"); from a mutation test
 		{"zero", "0", 3, 0, true, decOK},
 		{"trailing zeros of fraction", "7.000000000000000000000000", 0, 7, true, decOK},
 		{"many digits", "123456789012345678901234567890e-20", 0, 1234567890, false, decOK},
@@ -859,8 +860,11 @@ func TestChromeParseDecimal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		var b strings.Builder
-		if rng.IntN(4) == 0 {
+		switch rng.IntN(8) {
+		case 0, 1:
 			b.WriteByte('-')
+		case 2:
+			b.WriteByte('+')
 		}
 		b.WriteString(strconv.FormatUint(rng.Uint64()>>rng.UintN(64), 10))
 		if rng.IntN(2) == 0 {

@@ -321,6 +321,16 @@ func TestReadTraceErrors(t *testing.T) {
 		{"cut array after memory", "likewise for a line cut short that is no object", rdLines(tMeta, tMem, `[1,2`), `^line 3: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 3},
 		{"invalid utf8", "strings must be UTF-8", rdLines(tMeta, strings.Replace(tMem, "t1", "t\xff", 1)), `^line 2: memory: invalid JSON at column \d+: invalid UTF-8`, ErrInvalidJSON, 2},
 		{"control char", "raw control characters are not allowed in strings", rdLines(tMeta, strings.Replace(tMem, "t1", "t\x01", 1)), `invalid control character`, ErrInvalidJSON, 2},
+		{"control char 0x1f", "likewise the last control character (from a mutation test: 0x1f was not tried)", rdLines(tMeta, strings.Replace(tMem, "t1", "t\x1f", 1)), `invalid control character byte 0x1f in string$`, ErrInvalidJSON, 2},
+		{"invalid utf8 0x80", "likewise the lowest byte that is not ASCII, alone (from a mutation test)", rdLines(tMeta, strings.Replace(tMem, "t1", "t\x80", 1)), `^line 2: memory: invalid JSON at column \d+: invalid UTF-8`, ErrInvalidJSON, 2},
+		{"DEL at the start of a value", "DEL (0x7f) is not printable: named by its code (from a mutation test)", rdLines(tMeta, "{\"kind\":\"edge\",\"x\":\x7f}"), `^line 2: edge: invalid JSON at column 20: invalid character byte 0x7f at the start of a value$`, ErrInvalidJSON, 2},
+		{"trailing comma in an array", "JSON has no trailing comma, in an ignored field too (from a mutation test)", rdLines(tMeta, `{"kind":"edge","x":[1,],"from_span":"a","to_span":"b","duration_ns":1}`), `^line 2: edge: invalid JSON at column 23: invalid character ']'`, ErrInvalidJSON, 2},
+		{"trailing comma in a shape", "nor in a field that is read", rdLines(tMeta, strings.Replace(tMem, `"shape":[10,10]`, `"shape":[10,10,]`, 1)), `^line 2: memory: invalid JSON at column \d+: invalid character ']'`, ErrInvalidJSON, 2},
+		{"empty schema", "an empty schema is a schema other than /6 and /7 (from a mutation test)", rdLines(strings.Replace(tMeta, "candle-graph/trace/6", "", 1)), `^line 1: meta: schema: unsupported schema "" \(want candle-graph/trace/6 or candle-graph/trace/7\)$`, ErrUnsupportedSchema, 1},
+		{"CRLF before a value that is no trace", "the line of the first value counts CRLF line ends (from a mutation test)", "\r\n\r\n42\n", `^line 3: not a trace: want a JSON object or array, got 42$`, ErrUnknownFormat, 3},
+		{"duplicate field after a renamed one", "a duplicate names the other name only when this record gave it (from a mutation test: the record before had)",
+			rdLines(tMeta, strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"output_dense_bytes":4`, 1), strings.Replace(tOp, `"input_storage_bytes":800`, `"input_storage_bytes":800,"storage_bytes":4,"storage_bytes":4`, 1)),
+			`^line 3: op: storage_bytes: duplicate field$`, ErrInvalidJSON, 3},
 		{"missing kind", "every record has a kind", rdLines(tMeta, `{"id":"x"}`), `^line 2: kind: missing required field$`, nil, 2},
 		{"kind not string", "kind is a string", rdLines(tMeta, `{"kind":7}`), `^line 2: kind: want a string, got 7$`, nil, 2},
 		{"unknown action", "the example of the issue", rdLines(tMeta, strings.Replace(tMem, `"alloc"`, `"alocate"`, 1)),
@@ -466,6 +476,9 @@ func TestReadTraceErrors(t *testing.T) {
 		{"nesting depth 10001 in JSONL", "nested one deeper than the limit (the record is depth 1), in a field that is ignored: still refused",
 			rdLines(tMeta, `{"kind":"edge","x":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+`,"from_span":"a","to_span":"b","duration_ns":1}`),
 			`^line 2: edge: invalid JSON at column 10019: exceeded the maximum nesting depth$`, ErrInvalidJSON, 2},
+		{"object nesting depth 10001 in JSONL", "likewise for objects (from a mutation test: only arrays were tried)",
+			rdLines(tMeta, `{"kind":"edge","x":`+strings.Repeat(`{"a":`, 10000)+"1"+strings.Repeat("}", 10000)+`,"from_span":"a","to_span":"b","duration_ns":1}`),
+			`^line 2: edge: invalid JSON at column \d+: exceeded the maximum nesting depth$`, ErrInvalidJSON, 2},
 		{"nesting depth 10001 in a document", "likewise in the document form, counted from the document",
 			docPrefix + `"edges":[{"x":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}]}`,
 			`^offset \d+: edges: invalid JSON: exceeded max depth within "/edges/0/`, ErrInvalidJSON, 0},
@@ -1764,6 +1777,49 @@ func TestCutShortInput(t *testing.T) {
 		gz := rdGzip(t, f.data)
 		for cut := 2; cut < len(gz); cut += step {
 			check(fmt.Sprintf("gzip cut at byte %d of %d", cut, len(gz)), gz[:cut], false, cut < 10)
+		}
+	}
+}
+
+// TestReadTraceNearTheRules reads inputs at the edges of the rules that
+// must be read, each checked on what it concerns (from a mutation test of
+// the readers: no case had them).
+func TestReadTraceNearTheRules(t *testing.T) {
+	var many strings.Builder // an edge record with 17 ignored fields (16 are checked pair by pair)
+	many.WriteString(`{"kind":"edge","from_span":"a","to_span":"b","duration_ns":0`)
+	for i := range 17 {
+		fmt.Fprintf(&many, `,"u%d":0`, i)
+	}
+	many.WriteString("}")
+	cases := []struct {
+		name, reason, input string
+		check               func(*TraceDocument) string // "" when right
+	}{
+		{"escaped first character of a name", "a member name that starts with an escape is decoded like any other",
+			rdLines(strings.Replace(tMeta, `"tags":{"a":"b"}`, `"tags":{"\u0061":"v"}`, 1)),
+			func(d *TraceDocument) string {
+				if v, ok := d.Run.Tags["a"]; !ok || len(d.Run.Tags) != 1 || v != "v" {
+					return fmt.Sprintf("tags %q, want a: v", d.Run.Tags)
+				}
+				return ""
+			}},
+		{"many ignored fields, twice", "the set of a record's ignored fields starts empty for the next record",
+			rdLines(tMeta, many.String(), many.String()),
+			func(d *TraceDocument) string {
+				if len(d.Edges) != 2 {
+					return fmt.Sprintf("%d edges, want 2", len(d.Edges))
+				}
+				return ""
+			}},
+	}
+	for _, c := range cases {
+		doc, err := ReadTrace(strings.NewReader(c.input))
+		if err != nil {
+			t.Errorf("%s: %s: %v", c.name, c.reason, err)
+			continue
+		}
+		if msg := c.check(doc); msg != "" {
+			t.Errorf("%s: %s: %s", c.name, c.reason, msg)
 		}
 	}
 }

@@ -696,3 +696,54 @@ func TestWriteJSONForm(t *testing.T) {
 		t.Errorf("tag keys not written in sorted order: %s", out)
 	}
 }
+
+// TestWriteJSONLFieldNames: op and tensor records carry the document's own
+// field names (storage_bytes, input_storage_bytes), the names of schema
+// /6, never the /7 names the reader also takes (from a mutation test: a
+// writer that wrote output_dense_bytes read back equal, so no round trip
+// saw it).
+func TestWriteJSONLFieldNames(t *testing.T) {
+	sb := uint64(4)
+	op := Op{SpanID: "a", OpName: "o", Inputs: []string{"i"}, Output: "t", Shape: []uint64{1}, DType: "f32", Device: "d", DurationNs: 1, TimestampNs: 1, StorageBytes: &sb, InputStorageBytes: 8}
+	tensor := Tensor{SpanID: "a", TensorID: "t", Shape: []uint64{1}, DType: "f32", StorageBytes: &sb}
+	doc := &TraceDocument{Schema: SchemaV6, Run: Run{RunID: "r"}, Spans: []Span{{ID: "a", Name: "n"}}, Ops: []Op{op}, Tensors: []Tensor{tensor}}
+	var buf bytes.Buffer
+	if err := doc.WriteJSONL(&buf); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(v any) []string {
+		b, err := stdjson.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := stdjson.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		ks := []string{"kind"}
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	want := map[string][]string{"op": keys(op), "tensor": keys(tensor)}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := stdjson.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[m["kind"].(string)]
+		if !ok {
+			continue
+		}
+		var got []string
+		for k := range m {
+			got = append(got, k)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, w) {
+			t.Errorf("%s record has fields %v, want the document's %v", m["kind"], got, w)
+		}
+	}
+}
