@@ -100,6 +100,7 @@ func TestDeviceOrder(t *testing.T) {
 	}{
 		{"summary", order(devices, `(?m)^  (cuda:\d+) `), want},
 		{"report charts", order(string(report), `data-device="(cuda:\d+)"`), want},
+		{"report devices table", order(string(report), `<tr><td>(cuda:\d+)</td>`), want}, // from a mutation test: only the charts were checked
 		{"chrome processes", order(chrome, `"name":"memory (cuda:\d+)"`), want},
 		{"profile", order(profile, `"device": "(cuda:\d+)",\s+"capacity_bytes"`), []string{"cuda:1", "cuda:10", "cuda:2"}},
 	} {

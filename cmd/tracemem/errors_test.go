@@ -148,6 +148,8 @@ func TestUsage(t *testing.T) {
 		{"negative points for report", []string{"report", "--max-points", "-1", "-o", "x", s}, 2, `report: invalid value "-1" for flag --max-points: must be at least 0$`, "nor can the report's --max-points (0 keeps every point)"},
 		{"hex top", []string{"summary", "--top", "0x2", s}, 2, `summary: invalid value "0x2" for flag --top: not an integer`, "--top is decimal: 0x2 is not taken for 2"},
 		{"signed top", []string{"nodes", "--top", "+3", s}, 2, `nodes: invalid value "\+3" for flag --top: not an integer`, "nor is +3 taken for 3"},
+		{"empty sort", []string{"nodes", "--sort=", s}, 2, `nodes: invalid value "" for flag --sort: want peak, residual or bytes`, "an empty --sort is no sort (from a mutation test)"},
+		{"-o without a value", []string{"export", "--format", "csv", s, "-o"}, 2, `export: flag needs an argument: -o$`, "a one-letter flag is named with one dash, as the usage does (from a mutation test)"},
 		{"huge top", []string{"nodes", "--top", "99999999999999999999", s}, 2, `nodes: invalid value "99999999999999999999" for flag --top: out of range$`, "an integer too big is said to be one"},
 		{"output is the trace", []string{"export", "--format", "csv", "-o", own, own}, 2, `export: -o .*own\.jsonl is the trace itself, which it would overwrite`, "writing the output over the trace would lose the trace"},
 		{"report over the trace", []string{"report", "-o", own, own}, 2, `report: -o .*own\.jsonl is the trace itself`, "likewise for report"},

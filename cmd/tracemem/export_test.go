@@ -366,6 +366,17 @@ func TestNoMemoryNote(t *testing.T) {
 	// PyTorch trace profiled without profile_memory.
 	exported := exportedSample(t, dir)
 	exportHint := `the trace is tracemem's own Chrome export, which holds memory as counters to view, not as memory events: analyze the trace it was made from, ` + regexp.QuoteMeta(sample(t)) + `; `
+	// Made from standard input, it names no trace (from a mutation test: a
+	// dangling comma went unseen).
+	sampleData, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exportedStdin := filepath.Join(dir, "exported-stdin.json")
+	if r := runCmd(t, bytes.NewReader(sampleData), "export", "--format", "chrome", "-o", exportedStdin, "-"); r.code != 0 {
+		t.Fatalf("export chrome of standard input: %+v", r)
+	}
+	stdinHint := `the trace is tracemem's own Chrome export, which holds memory as counters to view, not as memory events: analyze the trace it was made from; `
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		args          []string
@@ -384,6 +395,7 @@ func TestNoMemoryNote(t *testing.T) {
 			{metaOnly, `the trace has no memory events; `, true, true},
 			{torch, torchHint, true, false},
 			{exported, exportHint, true, true}, // its spans are not read back: their categories are not PyTorch's
+			{exportedStdin, stdinHint, true, true},
 			{torchJSONL, torchHint, true, true},
 			{torchNoNewline, torchHint, true, true},
 			{freesOnly, ``, false, true},
@@ -869,7 +881,9 @@ func TestPprofDeepStacks(t *testing.T) {
 
 // TestPprofPreexistingCategories: pre-existing memory is split by
 // category, so the profile's category labels add up to the peak by
-// category, and its total to the peak.
+// category, and its total to the peak. Two allocations share a category
+// (from a mutation test: a split that kept only the last allocation of a
+// category went unseen).
 func TestPprofPreexistingCategories(t *testing.T) {
 	ev := func(ts uint64, action tracemem.MemoryAction, id string, bytes uint64, c tracemem.Category) tracemem.MemoryEvent {
 		return tracemem.MemoryEvent{TimestampNs: ts, Action: action, TensorID: id, Device: "d", Bytes: bytes, Category: c}
@@ -877,12 +891,13 @@ func TestPprofPreexistingCategories(t *testing.T) {
 	doc := &tracemem.TraceDocument{Memory: []tracemem.MemoryEvent{
 		ev(1, tracemem.ActionAlloc, "a", 100, tracemem.CategoryActivation),
 		ev(2, tracemem.ActionAlloc, "b", 30, tracemem.CategoryParameter),
+		ev(2, tracemem.ActionAlloc, "c", 20, tracemem.CategoryParameter),
 		ev(3, tracemem.ActionFree, "late-p", 1000, tracemem.CategoryParameter), // pre-existing, live at the peak
 		ev(4, tracemem.ActionFree, "late-o", 7, tracemem.CategoryOther),
 	}}
 	p := tracemem.AnalyzeMemory(doc)
-	if p.Summary.PeakBytes != 1137 || p.Summary.PeakTimestampNs != 2 {
-		t.Fatalf("peak %d at %d, want 1137 at 2", p.Summary.PeakBytes, p.Summary.PeakTimestampNs)
+	if p.Summary.PeakBytes != 1157 || p.Summary.PeakTimestampNs != 2 {
+		t.Fatalf("peak %d at %d, want 1157 at 2", p.Summary.PeakBytes, p.Summary.PeakTimestampNs)
 	}
 	prof, err := buildPprof(&trace{name: "pre", profile: p, tree: newSpanTree()})
 	if err != nil {

@@ -136,6 +136,27 @@ func TestSummarySeveralFiles(t *testing.T) {
 	if !slices.Equal(order, files) {
 		t.Errorf("rows in order %v, want %v", order, files)
 	}
+
+	// Traces without memory events have no peak: no row is marked (from a
+	// mutation test: the first was).
+	none := writeFile(t, dir, "none.jsonl", []byte(jsonlTrace()))
+	r = runCmd(t, nil, "summary", none, none)
+	table = r.stdout[strings.Index(r.stdout, "Files (* = highest peak)"):]
+	if r.code != 0 || strings.Contains(table, "*  ") || strings.Count(table, "none.jsonl  none") != 2 {
+		t.Errorf("two traces without memory events: exit %d, files table:\n%s\nwant two rows of peak none, neither marked", r.code, table)
+	}
+}
+
+// TestSummaryTopOne: --top 1 lists one allocation (from a mutation test:
+// only --top 0 and larger values were tried).
+func TestSummaryTopOne(t *testing.T) {
+	r := runCmd(t, nil, "summary", "--top", "1", sample(t))
+	_, section, _ := strings.Cut(r.stdout, "\nTop ")
+	section, _, _ = strings.Cut(section, "\n\n")
+	lines := strings.Split(section, "\n")
+	if r.code != 0 || !strings.HasPrefix(section, "1 allocations at the peak") || len(lines) != 3 {
+		t.Errorf("summary --top 1: exit %d, section:\nTop %s\nwant a heading, a header and one row", r.code, section)
+	}
 }
 
 // TestParseFlags checks that flags may come before and after the trace

@@ -203,7 +203,7 @@ func TestDeviceNamedEmpty(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "trace.jsonl", []byte(trace))
 	got := runCmd(t, nil, "summary", path)
 	if got.code != 0 || strings.Contains(got.stdout, "no memory events") || !strings.Contains(got.stdout, "Peak: 4.00 KiB (4096 bytes) on - at") ||
-		!strings.Contains(got.stdout, "of 1 live on -") {
+		!strings.Contains(got.stdout, "of 1 live on -") || !regexp.MustCompile(`(?m)^  -\s+unknown\s+4\.00 KiB\s`).MatchString(got.stdout) {
 		t.Errorf("summary: exit %d, stderr %q, stdout:\n%s\nwant the peak of 4096 bytes on -, and its allocation", got.code, got.stderr, got.stdout)
 	}
 	out := filepath.Join(t.TempDir(), "r.html")
@@ -216,5 +216,8 @@ func TestDeviceNamedEmpty(t *testing.T) {
 	}
 	if strings.Contains(string(html), "no memory events") || !strings.Contains(string(html), "4096 bytes) on - at") {
 		t.Errorf("report: no peak on the device named \"\"")
+	}
+	if !strings.Contains(string(html), "<tr><td>-</td>") { // from a mutation test: the devices tables were not checked
+		t.Errorf("report: the device named \"\" has no row named - in the devices table")
 	}
 }

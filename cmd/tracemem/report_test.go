@@ -326,6 +326,7 @@ func TestNiceAxes(t *testing.T) {
 		{kib, "KiB", "0.0 0.2 0.4 0.6 0.8 1.0", "1 KiB: KiB from 1 KiB on"},
 		{2406, "KiB", "0.0 0.5 1.0 1.5 2.0 2.5", "2.35 KiB: KiB, not 0.0025 MiB"},
 		{mib - 1, "KiB", "0 500 1000 1500", "a byte below 1 MiB: KiB"},
+		{2 << 40, "GiB", "0 500 1000 1500 2000 2500", "2 TiB: the axis stops at GiB, as the README says (from a mutation test)"},
 	}
 	for _, c := range cases {
 		ax := niceAxis(c.top)
@@ -1148,5 +1149,37 @@ func TestReportReadsTimelineOnce(t *testing.T) {
 	}
 	if got := strings.Count(b.String(), `class="live"`); got != devices {
 		t.Errorf("%d live outlines, want %d", got, devices)
+	}
+}
+
+// TestReportNodesByPeak: the report's node table lists the nodes that
+// `nodes` ranks first by peak, in its order (from a mutation test: a table
+// ranked by residual went unseen).
+func TestReportNodesByPeak(t *testing.T) {
+	_, data := writeReportFile(t, sample(t))
+	tables, _ := parseReport(t, data)
+	var got []string
+	for _, tb := range tables {
+		if strings.HasPrefix(tb.heading, "Nodes with the highest peak") {
+			for _, row := range tb.rows[1:] {
+				got = append(got, row[4])
+			}
+		}
+	}
+	r := runCmd(t, nil, "nodes", "--top", strconv.Itoa(reportTopNodes), sample(t))
+	var want []string
+	lines := strings.Split(r.stdout, "\n")
+	for i, header := range lines {
+		if col := strings.Index(header, "  NODE  "); col >= 0 { // the column of the node's id
+			for _, line := range lines[i+1:] {
+				if f := strings.Fields(line[min(col, len(line)):]); len(f) > 0 {
+					want = append(want, f[0])
+				}
+			}
+			break
+		}
+	}
+	if len(got) != reportTopNodes || !slices.Equal(got, want) {
+		t.Errorf("report's nodes %q, want those of nodes --top %d: %q", got, reportTopNodes, want)
 	}
 }

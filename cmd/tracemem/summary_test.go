@@ -325,6 +325,7 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 			`"tags": {}`, `"tags": `+tags, 1)
 	}
 	oom1 := "Out of memory: 1 [OutOfMemory] event (an allocation PyTorch's allocator failed, which no figure here counts)"
+	oom2 := "Out of memory: 2 [OutOfMemory] events (allocations PyTorch's allocator failed, which no figure here counts)"
 	oom3 := "Out of memory: 3 [OutOfMemory] events (allocations PyTorch's allocator failed, which no figure here counts)"
 	lost1 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 1 [memory] event (the figures here miss what was lost)"
 	lost2 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 2 [memory] events (the figures here miss what was lost)"
@@ -332,9 +333,9 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 		name, reason, file, trace string
 		want                      []string
 	}{
-		{"chrome", "an OOM event, and a total 1 KiB above the events' sum", "t.json",
-			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 2, 1024, 3072), mem("[OutOfMemory]", 12, 0, 1<<30, 3072)),
-			[]string{oom1, lost1}},
+		{"chrome", "two OOM events, and a total 1 KiB above the events' sum: counts that differ, so that one cannot stand for the other (from a mutation test)", "t.json",
+			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 2, 1024, 3072), mem("[OutOfMemory]", 12, 0, 1<<30, 3072), mem("[OutOfMemory]", 13, 0, 1<<30, 3072)),
+			[]string{oom2, lost1}},
 		{"consistent", "a PyTorch trace whose totals agree and that never ran out", "ok.json",
 			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 1, -1024, 0)), nil},
 		{"jsonl", "a JSONL trace written from a PyTorch one keeps the tags", "t.jsonl",
