@@ -233,8 +233,39 @@ func TestSaturation(t *testing.T) {
 	if p.Summary.TotalAllocBytes != ^uint64(0) {
 		t.Errorf("total_alloc_bytes = %d, want the saturated maximum", p.Summary.TotalAllocBytes)
 	}
-	if p.Summary.PeakBytes < huge/2 {
-		t.Errorf("peak = %d wrapped around", p.Summary.PeakBytes)
+	// Live bytes are counted in int64 (see doc.go, Units): past 2⁶³ they
+	// saturate there, not wrap.
+	if p.Summary.PeakBytes != math.MaxInt64 {
+		t.Errorf("peak = %d, want %d (saturated)", p.Summary.PeakBytes, int64(math.MaxInt64))
+	}
+}
+
+// TestSaturationLimit: up to 2⁶³−1 live bytes, the figures are exact (doc.go,
+// Units), so every invariant holds at the limit itself, pre-existing memory
+// included.
+func TestSaturationLimit(t *testing.T) {
+	half := uint64(1) << 62
+	doc := &TraceDocument{Memory: []MemoryEvent{
+		{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: half},
+		{TimestampNs: 2, TensorID: "b", Device: "d", Bytes: half - 101, Category: CategoryActivation},
+		{TimestampNs: 3, TensorID: "w", Device: "d", Bytes: 100, Action: ActionFree}, // pre-existing: 100 B live until here
+		{TimestampNs: 4, TensorID: "a", Device: "d", Bytes: half, Action: ActionFree},
+	}}
+	for _, points := range []int{0, 2} {
+		p, err := Analyze(doc, Options{MaxTimelinePoints: points})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Summary.PeakBytes != math.MaxInt64 || p.Summary.PeakTimestampNs != 2 {
+			t.Errorf("MaxTimelinePoints %d: peak %d at %d ns, want %d at 2 ns", points, p.Summary.PeakBytes, p.Summary.PeakTimestampNs, int64(math.MaxInt64))
+		}
+		// Downsampled, the last point is the highest of its window: the
+		// pre-existing free's, 100 B below the peak.
+		want := []uint64{half - 101, math.MaxInt64 - 100}[min(points, 1)]
+		if got := p.Timeline[len(p.Timeline)-1].LiveBytes; got != want {
+			t.Errorf("MaxTimelinePoints %d: last point %d, want %d", points, got, want)
+		}
+		checkInvariants(t, doc, p)
 	}
 }
 
