@@ -203,6 +203,35 @@ func TestEmptyProfile(t *testing.T) {
 	}
 }
 
+// TestProfileJSON: every field of a profile has the name and shape issue 3
+// gives (the reference producer's), checked on a profile with one entry in
+// each list: a breakdown entry with an op name and one without (null).
+func TestProfileJSON(t *testing.T) {
+	capacity := uint64(1000)
+	p := AnalyzeMemory(&TraceDocument{
+		DeviceMemory: []DeviceMemorySample{{Device: "d", CapacityBytes: &capacity}},
+		Memory: []MemoryEvent{
+			{TimestampNs: 1, TensorID: "a", SpanID: "s", OpName: "matmul", Device: "d", Bytes: 64, Shape: []uint64{4, 4}, DType: "f32", Category: CategoryActivation},
+			{TimestampNs: 2, TensorID: "b", SpanID: "s", Device: "d", Bytes: 8, DType: "u8"},
+		},
+	})
+	js, err := jsonMarshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"summary":{"alloc_count":2,"free_count":0,"total_alloc_bytes":72,"peak_bytes":72,"peak_timestamp_ns":2,"peak_device":"d",` +
+		`"peak_by_category":{"activation":64,"other":8},"autograd_retained_bytes":0,"preexisting_bytes":0},` +
+		`"timeline":[{"timestamp_ns":1,"device":"d","live_bytes":64,"heap_bytes":64,"free_bytes":936,"by_category":{"activation":64}},` +
+		`{"timestamp_ns":2,"device":"d","live_bytes":72,"heap_bytes":72,"free_bytes":928,"by_category":{"activation":64,"other":8}}],` +
+		`"peak_breakdown":[{"tensor_id":"a","span_id":"s","op_name":"matmul","bytes":64,"shape":[4,4],"dtype":"f32","device":"d","category":"activation"},` +
+		`{"tensor_id":"b","span_id":"s","op_name":null,"bytes":8,"shape":[],"dtype":"u8","device":"d","category":"other"}],` +
+		`"by_device":[{"device":"d","capacity_bytes":1000,"peak_bytes":72,"peak_timestamp_ns":2,"alloc_count":2,"free_count":0}],` +
+		`"anomalies":{"unmatched_frees":0,"double_frees":0,"duplicate_allocs":0,"size_mismatches":0}}`
+	if string(js) != want {
+		t.Errorf("profile JSON =\n%s\nwant\n%s", js, want)
+	}
+}
+
 // TestScalarShapeJSON: an allocation whose event has no shape (a scalar,
 // as the readers give it: nil) is listed with shape [] in the breakdown,
 // not null, with encoding/json as with json v2.
