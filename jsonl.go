@@ -185,6 +185,9 @@ func missingField(missing uint32, names []string, doc bool) *ParseError {
 	if doc && name == "span_kind" {
 		name = "kind"
 	}
+	if name == "input_storage_bytes" { // a /7 trace knows it by its new name
+		return &ParseError{Field: name, Msg: "missing required field (or input_dense_bytes, its name since schema /7)"}
+	}
 	return &ParseError{Field: name, Msg: "missing required field"}
 }
 
@@ -466,8 +469,8 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		}
 		return recNone, nil
 	case fastOn:
-		if !isBlank(line[end:]) {
-			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
+		if !isBlank(line[end:]) { // kind came first: name it, as syntaxError does
+			return recNone, &ParseError{Line: d.line, Kind: d.kind.String(), Msg: "want one JSON object a line, found more after it at column " +
 				strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
 		}
 		if d.fastErr != nil {
@@ -483,11 +486,10 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		}
 		return d.kind, nil
 	}
-	if !isBlank(line[end:]) {
-		return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
-			strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
-	}
+	// The kind's own errors wait for the check of the rest of the line,
+	// which the fused path makes first.
 	var kind recordKind
+	var kindErr *ParseError
 	found := false
 	alts := d.scan.alts
 	for i := range d.members {
@@ -496,20 +498,34 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 			continue
 		}
 		if found {
-			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
+			kind, kindErr = recNone, &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
+			break
 		}
 		found = true
 		v := m.val(line)
 		if v[0] != '"' {
-			return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(v)}
+			kindErr = &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(v)}
+			break
 		}
 		d.p.esc = m.esc
 		s, perr := d.p.unquote("kind", v)
 		if perr != nil {
 			perr.Line = d.line
-			return recNone, perr
+			kindErr = perr
+			break
 		}
 		kind = lookupRecordKind(s)
+	}
+	if !isBlank(line[end:]) { // named by its kind when it has a known one
+		what := kind.String()
+		if kind == recNone {
+			what = ""
+		}
+		return recNone, &ParseError{Line: d.line, Kind: what, Msg: "want one JSON object a line, found more after it at column " +
+			strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
+	}
+	if kindErr != nil {
+		return recNone, kindErr
 	}
 	if !found {
 		return recNone, &ParseError{Line: d.line, Field: "kind", Msg: "missing required field"}

@@ -315,7 +315,11 @@ func TestReadTraceErrors(t *testing.T) {
 		{"truncated last line", "the stream stops inside a record: cut short, as io.ErrUnexpectedEOF says in every form (from a user trial)", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"truncated line before a newline", "a line that ends inside a record, then a newline: the record is cut, but the input is not known to be", rdLines(tMeta, tMem[:50]), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
-		{"two objects on a line", "one object a line", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: want one JSON object a line`, ErrInvalidJSON, 2},
+		{"two objects on a line", "one object a line, named by the first one's kind", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: span_start: want one JSON object a line`, ErrInvalidJSON, 2},
+		{"two objects on a line, kind not first", "named by its kind wherever kind sits (the slow path reads it after the object)",
+			rdLines(tMeta, `{"id":"x","kind":"span_end","duration_ns":1} {}`), `^line 2: span_end: want one JSON object a line, found more after it at column 46$`, ErrInvalidJSON, 2},
+		{"two objects on a line, kind not a string", "no kind to name; the text after the object is reported first, as on the fused path",
+			rdLines(tMeta, `{"id":"x","kind":7} {}`), `^line 2: want one JSON object a line, found more after it at column 21$`, ErrInvalidJSON, 2},
 		{"array line", "a record is an object: JSON, but not one JSON object a line", rdLines(tMeta, `[1,2]`), `^line 2: want a JSON object, got an array$`, ErrInvalidJSON, 2},
 		{"bad line after meta", "a line that is no JSON names no record kind, not the kind of the line before", rdLines(tMeta, `nope`), `^line 2: invalid JSON at column 2: `, ErrInvalidJSON, 2},
 		{"cut array after memory", "likewise for a line cut short that is no object", rdLines(tMeta, tMem, `[1,2`), `^line 3: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 3},
@@ -382,7 +386,7 @@ func TestReadTraceErrors(t *testing.T) {
 		{"missing duration", "required span_end field", rdLines(tMeta, tRoot, `{"kind":"span_end","id":"root"}`),
 			`^line 3: span_end: duration_ns: missing required field$`, nil, 3},
 		{"missing input storage", "required op field", rdLines(tMeta, strings.Replace(tOp, `,"input_storage_bytes":800`, ``, 1)),
-			`^line 2: op: input_storage_bytes: missing required field$`, nil, 2},
+			`^line 2: op: input_storage_bytes: missing required field \(or input_dense_bytes, its name since schema /7\)$`, nil, 2},
 		{"missing requires_grad", "required tensor field", rdLines(tMeta, strings.Replace(tTensor, `"requires_grad":true,`, ``, 1)),
 			`^line 2: tensor: requires_grad: missing required field$`, nil, 2},
 		{"missing free_bytes", "required device_memory field", rdLines(tMeta, strings.Replace(tDevMem, `"free_bytes":90,`, ``, 1)),
@@ -523,7 +527,7 @@ func TestReadTraceErrors(t *testing.T) {
 			`^line 2: kind: duplicate field$`, ErrInvalidJSON, 0},
 		{"data after a record, column", "the column of the data after a record is that of its first byte, past the white space (the fused path of a known kind)",
 			rdLines(tMeta, tRoot+"  "+tRootEnd),
-			`^line 2: want one JSON object a line, found more after it at column ` + strconv.Itoa(len(tRoot)+3) + `$`, ErrInvalidJSON, 0},
+			`^line 2: span_start: want one JSON object a line, found more after it at column ` + strconv.Itoa(len(tRoot)+3) + `$`, ErrInvalidJSON, 0},
 		{"first missing field", "of several missing fields the first in field order is named: tensor_id before bytes",
 			rdLines(tMeta, strings.Replace(strings.Replace(tMem, `"tensor_id":"t1",`, ``, 1), `"bytes":400,`, ``, 1)),
 			`^line 2: memory: tensor_id: missing required field$`, nil, 0},
@@ -1603,9 +1607,9 @@ func TestLongBlankLine(t *testing.T) {
 		t.Errorf("ReadTrace allocated %d bytes for %d bytes of white space, want at most %d", a, 2*n, n/8)
 	}
 	for _, c := range []struct{ name, tail, want string }{
-		{"text after the record", tMem + " x\n", fmt.Sprintf("line 4: want one JSON object a line, found more after it at column %d", len(tMem)+2)},
+		{"text after the record", tMem + " x\n", fmt.Sprintf("line 4: memory: want one JSON object a line, found more after it at column %d", len(tMem)+2)},
 		{"syntax", "{]\n", "line 4: invalid JSON at column 2: "},
-		{"text after, after white space", strings.Repeat(" ", 300<<10) + tMem + " x\n", fmt.Sprintf("line 4: want one JSON object a line, found more after it at column %d", 300<<10+len(tMem)+2)},
+		{"text after, after white space", strings.Repeat(" ", 300<<10) + tMem + " x\n", fmt.Sprintf("line 4: memory: want one JSON object a line, found more after it at column %d", 300<<10+len(tMem)+2)},
 		{"syntax after white space", strings.Repeat(" ", 300<<10) + "{]\n", fmt.Sprintf("line 4: invalid JSON at column %d: ", 300<<10+2)},
 	} {
 		_, err := ReadTrace(trace(c.tail))
