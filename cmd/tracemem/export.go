@@ -118,9 +118,11 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		}
 		return bw.Flush()
 	}
+	// Named as the output (-o), so that it does not read as the trace's
+	// error.
 	f, made, err := openOutput(path)
 	if err != nil {
-		return &fileError{file: path, err: unwrapPath(err)}
+		return &fileError{file: "-o " + path, err: unwrapPath(err)}
 	}
 	bw := bufio.NewWriterSize(f, 1<<16)
 	err = write(bw)
@@ -134,7 +136,7 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		if made != "" {
 			os.Remove(made)
 		}
-		return &fileError{file: path, err: unwrapPath(err)}
+		return &fileError{file: "-o " + path, err: unwrapPath(err)}
 	}
 	return nil
 }

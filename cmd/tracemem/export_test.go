@@ -1105,15 +1105,16 @@ func TestExportOverwritesLongerFile(t *testing.T) {
 }
 
 // TestOutputErrorNamesPathOnce: an output that cannot be opened or written
-// is named once, followed by the OS's reason alone ("PATH: REASON", as for
-// inputs), not by the "open PATH:" or "write PATH:" of Go's error.
+// is named once, as the output ("-o PATH: REASON", so that it does not read
+// as a fault of the trace), followed by the OS's reason alone, not by the
+// "open PATH:" or "write PATH:" of Go's error.
 func TestOutputErrorNamesPathOnce(t *testing.T) {
 	missingDir := filepath.Join(t.TempDir(), "no", "such", "x.csv")
 	for _, c := range []struct {
 		name, path, want, reason string
 	}{
-		{"cannot open", missingDir, "tracemem: " + missingDir + ": no such file or directory\n", "the open fails: its *PathError is unwrapped"},
-		{"cannot write", "/dev/full", "tracemem: /dev/full: no space left on device\n", "the write fails: its *PathError is unwrapped too"},
+		{"cannot open", missingDir, "tracemem: -o " + missingDir + ": no such file or directory\n", "the open fails: its *PathError is unwrapped"},
+		{"cannot write", "/dev/full", "tracemem: -o /dev/full: no space left on device\n", "the write fails: its *PathError is unwrapped too"},
 	} {
 		if c.path == "/dev/full" {
 			if _, err := os.Stat(c.path); err != nil {
