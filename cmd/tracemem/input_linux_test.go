@@ -19,6 +19,12 @@ import (
 	"unsafe"
 )
 
+// testTerminal returns a terminal to write to: a pseudo-terminal.
+func testTerminal(t *testing.T) *os.File {
+	tty, _ := openPTY(t)
+	return tty
+}
+
 // openPTY opens a pseudo-terminal and returns its terminal end, and a
 // function that closes it and returns all that was written to it.
 func openPTY(t *testing.T) (*os.File, func() string) {
