@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,5 +111,41 @@ func TestManyFilesFewDescriptors(t *testing.T) {
 	// The highest peak is the last file's, marked in the files table.
 	if want := fmt.Sprintf("rank%03d.jsonl", 3*limit-1); !regexp.MustCompile(`(?m)^\s*\*\s+\S*` + regexp.QuoteMeta(want)).MatchString(got.stdout) {
 		t.Errorf("the files table does not mark %s:\n%.2000s", want, got.stdout[max(0, len(got.stdout)-2000):])
+	}
+}
+
+// TestSummaryReadsFilesConcurrently: summary analyzes its files at the same
+// time (issue 7), up to GOMAXPROCS. Two FIFOs are written second first: read
+// one after the other, the command would wait on the first while the writer
+// waits on the second.
+func TestSummaryReadsFilesConcurrently(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	for _, p := range []string{first, second} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+	}
+	trace := rootTrace(memRec(5, "alloc", "t", "root", "cuda:0", 1024, "activation"))
+	go func() {
+		for _, p := range []string{second, first} {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			io.WriteString(f, trace)
+			f.Close()
+		}
+	}()
+	done := make(chan result, 1)
+	go func() { done <- runCmd(t, nil, "summary", first, second) }()
+	select {
+	case got := <-done:
+		if got.code != 0 || strings.Count(got.stdout, "Peak: 1.00 KiB") != 2 {
+			t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant two summaries with a 1 KiB peak", got.code, got.stderr, got.stdout)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("summary still waits after 30 s: it reads its files one after another")
 	}
 }
