@@ -375,3 +375,32 @@ func TestChromeNonFinite(t *testing.T) {
 		t.Errorf("summary of a pipe: exit %d, stderr %q; want exit 1 and an error matching %s", got.code, got.stderr, wantErr)
 	}
 }
+
+// TestStreamKeepsNoNodesUnasked: a stream that needs no node metrics (summary,
+// profile, export) analyzes with SkipNodeMetrics, so that its memory is
+// bounded by what is live and not by the spans (issue 7: large inputs
+// stream); nodes and report ask for them. From a spec audit: the stream
+// could keep every span's record, and no test saw it.
+func TestStreamKeepsNoNodesUnasked(t *testing.T) {
+	path := sample(t)
+	for _, c := range []struct {
+		name      string
+		lo        loadOptions
+		wantNodes bool
+	}{
+		{"summary", loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}}, false},
+		{"profile", loadOptions{noSpans: true}, false},
+		{"nodes", loadOptions{wantNodes: true, wantOps: true}, true},
+	} {
+		tr, err := loadOne(&env{stdin: bytes.NewReader(nil), stderr: &bytes.Buffer{}}, path, c.lo)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !tr.streamed {
+			t.Fatalf("%s: the sample was not streamed", c.name)
+		}
+		if got := tr.nodes != nil; got != c.wantNodes {
+			t.Errorf("%s: node metrics kept: %v (%d nodes), want %v", c.name, got, len(tr.nodes), c.wantNodes)
+		}
+	}
+}
