@@ -6,6 +6,7 @@ package gzipread
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -155,10 +156,29 @@ func zerosToEnd(br *bufio.Reader) error {
 }
 
 // named returns err with "gzip: " in front, unless it is io.EOF or says
-// so already (gzip.ErrChecksum and gzip.ErrHeader do).
+// so already (gzip.ErrChecksum and gzip.ErrHeader do). Corrupt deflate
+// data is said in words: flate's own text names an offset in the
+// compressed data, beside the readers' offset in the decompressed data.
 func named(err error) error {
 	if err == nil || err == io.EOF || strings.HasPrefix(err.Error(), "gzip: ") {
 		return err
 	}
+	var ce flate.CorruptInputError
+	if errors.As(err, &ce) {
+		return &CorruptError{At: int64(ce), Err: err}
+	}
 	return fmt.Errorf("gzip: %w", err)
 }
+
+// CorruptError is the error of compressed data that does not decompress:
+// a damaged file.
+type CorruptError struct {
+	At  int64 // bytes into the member's compressed data (after its header) where it broke
+	Err error // the decompressor's error, a flate.CorruptInputError
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("gzip: the compressed data is corrupt by its byte %d (counted from the end of a member's header); the file is damaged", e.At)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }

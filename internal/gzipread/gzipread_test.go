@@ -3,6 +3,7 @@ package gzipread
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -59,6 +60,8 @@ func TestOpen(t *testing.T) {
 		{"cut short", "a stream cut short is a gzip error", full[:len(full)-6], true, text, "gzip: "},
 		{"bad header", "a header that is not gzip's fails at once, naming gzip", []byte{0x1f, 0x8b, 0, 0}, true, "", "gzip: unexpected EOF"},
 		{"bad checksum", "gzip's own errors say gzip once", corrupt(full), true, text, "gzip: invalid checksum"},
+		{"corrupt deflate data", "said in words, its offset counted from the header (flate's text named an offset in the compressed data beside the readers' in the decompressed data; from a spec audit)",
+			append(append([]byte{}, full[:10]...), 0xff, 0xff, 0xff, 0xff), true, "", "gzip: the compressed data is corrupt by its byte 1 (counted from the end of a member's header); the file is damaged"},
 		{"gzip twice", "gzip inside gzip is no trace: named at once (from a user trial: it was read as text starting with a control character)", gzipped(t, string(full)), true, "", "gzip: the data inside is gzip again"},
 		{"one byte inside", "the first bytes, read to look for gzip inside, are read back", gzipped(t, "x"), true, "x", ""},
 		{"first magic byte inside", "one magic byte inside is data", gzipped(t, "\x1f{"), true, "\x1f{", ""},
@@ -191,5 +194,30 @@ func TestFirstRead(t *testing.T) {
 			t.Errorf("%q: %v", text, err)
 		}
 		closeFn()
+	}
+}
+
+// TestCorruptError: corrupt deflate data is a *CorruptError that still
+// unwraps to flate's error, in any member.
+func TestCorruptError(t *testing.T) {
+	full := gzipped(t, "first\n")
+	bad := append(append([]byte{}, full[:10]...), 0xff, 0xff, 0xff, 0xff)
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{
+		{"first member", bad},
+		{"second member", append(append([]byte{}, full...), bad...)},
+	} {
+		r, closeFn, _, err := Open(bufio.NewReader(bytes.NewReader(c.in)))
+		if err == nil {
+			defer closeFn()
+			_, err = io.ReadAll(r)
+		}
+		var ce *CorruptError
+		var fe flate.CorruptInputError
+		if !errors.As(err, &ce) || !errors.As(err, &fe) || ce.At != 1 {
+			t.Errorf("%s: error %v (%T), want a *CorruptError at 1 wrapping a flate.CorruptInputError", c.name, err, err)
+		}
 	}
 }
