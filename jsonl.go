@@ -469,8 +469,14 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		}
 		return recNone, nil
 	case fastOn:
-		if !isBlank(line[end:]) { // kind came first: name it, as syntaxError does
-			return recNone, &ParseError{Line: d.line, Kind: d.kind.String(), Msg: "want one JSON object a line, found more after it at column " +
+		if !isBlank(line[end:]) {
+			// Named by its kind, as syntaxError does, unless kind is given
+			// twice: then it names none, as on the other path.
+			what := d.kind.String()
+			if d.fastErr != nil && d.fastErr.Field == "kind" {
+				what = ""
+			}
+			return recNone, &ParseError{Line: d.line, Kind: what, Msg: "want one JSON object a line, found more after it at column " +
 				strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
 		}
 		if d.fastErr != nil {
@@ -487,7 +493,8 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		return d.kind, nil
 	}
 	// The kind's own errors wait for the check of the rest of the line,
-	// which the fused path makes first.
+	// which the fused path makes first; a second kind outranks a bad first
+	// one, as there.
 	var kind recordKind
 	var kindErr *ParseError
 	found := false
@@ -505,14 +512,14 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		v := m.val(line)
 		if v[0] != '"' {
 			kindErr = &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(v)}
-			break
+			continue
 		}
 		d.p.esc = m.esc
 		s, perr := d.p.unquote("kind", v)
 		if perr != nil {
 			perr.Line = d.line
 			kindErr = perr
-			break
+			continue
 		}
 		kind = lookupRecordKind(s)
 	}

@@ -1140,6 +1140,37 @@ func TestReadTraceKindPosition(t *testing.T) {
 	}
 }
 
+// TestReadTraceKindFaultsAnyPosition: a line's faults around "kind" give
+// one error wherever kind sits (the fused path reads a kind that comes
+// first, the other path the rest): text after the object first, named by
+// the record's kind when it has one; then a duplicate kind, also after a
+// first kind that is no kind (from a review).
+func TestReadTraceKindFaultsAnyPosition(t *testing.T) {
+	for _, c := range []struct {
+		name, reason string
+		lines        []string // the same faults, kind in different places
+		want         string   // a regular expression
+	}{
+		{"text after", "named by the kind", []string{`{"kind":"span_end","id":"x","duration_ns":1} x`, `{"id":"x","kind":"span_end","duration_ns":1} x`, `{"id":"x","duration_ns":1,"kind":"span_end"} x`},
+			`^line 2: span_end: want one JSON object a line, found more after it at column 46$`},
+		{"duplicate kind, text after", "the text after first; two kinds name no record kind", []string{`{"kind":"memory","kind":"op"} x`, `{"a":1,"kind":"memory","kind":"op"} x`},
+			`^line 2: want one JSON object a line, found more after it at column \d+$`},
+		{"kind not a string, text after", "no kind to name", []string{`{"kind":7} x`, `{"a":1,"kind":7} x`},
+			`^line 2: want one JSON object a line, found more after it at column \d+$`},
+		{"kind not a string, then again", "a duplicate kind outranks a bad first one", []string{`{"kind":7,"kind":"memory"}`, `{"a":1,"kind":7,"kind":"memory"}`, `{"kind":"memory","kind":7}`},
+			`^line 2: kind: duplicate field$`},
+		{"kind escaped, then again", "an escaped kind is read on the other path: the same error", []string{`{"kind":"\u006dx","kind":"memory"}`, `{"a":1,"kind":"me\u006dory","kind":"memory"}`},
+			`^line 2: kind: duplicate field$`},
+	} {
+		for _, l := range c.lines {
+			_, err := ReadTrace(strings.NewReader(rdLines(tMeta, l)))
+			if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
+				t.Errorf("%s: %s: error %v, want one matching %s (%s)", c.name, l, err, c.want, c.reason)
+			}
+		}
+	}
+}
+
 // TestReadTraceFieldErrorThenSyntax: a line with a bad field and also bad
 // JSON (cut short, text after the object, a syntax error after the field)
 // gives the error of the JSON, which wraps ErrInvalidJSON, wherever "kind"
