@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ func Open(br *bufio.Reader) (r io.Reader, close func(), gz bool, err error) {
 		return nil, nil, true, named(err)
 	}
 	zr.Multistream(false)
-	g := &reader{zr: zr, br: br}
+	g := &reader{zr: zr, br: br, member: 1}
 	// An error here comes again on the next read: the errors are sticky.
 	n, _ := io.ReadFull(g, g.head[:])
 	if n == len(magic) && bytes.Equal(g.head[:], magic) {
@@ -51,10 +52,11 @@ var ErrTwice = errors.New("gzip: the data inside is gzip again (the trace was co
 // does, and, as gzip(1) does too, takes zero bytes from the end of a member
 // to the end of the input as padding (tapes and some transfers add it).
 type reader struct {
-	zr   *gzip.Reader
-	br   *bufio.Reader
-	done bool  // the last member has been read
-	err  error // an error of moving past a member, returned from then on
+	zr     *gzip.Reader
+	br     *bufio.Reader
+	done   bool  // the last member has been read
+	err    error // an error of moving past a member, returned from then on
+	member int   // the member being read, from 1
 
 	head        [2]byte // the first bytes, read by Open to look for ErrTwice
 	headN, used int     // of head: bytes read, bytes returned
@@ -82,10 +84,10 @@ func (g *reader) Read(p []byte) (int, error) {
 	for !g.done {
 		n, err := g.zr.Read(p)
 		if err != io.EOF {
-			return n, named(err)
+			return n, g.named(err)
 		}
 		if err := g.next(); err != nil {
-			g.err = named(err)
+			g.err = g.named(err)
 			return n, g.err
 		}
 		if n > 0 {
@@ -120,6 +122,7 @@ func (g *reader) next() error {
 		// EOF", as if the trace were cut short.
 		return errNotMember
 	}
+	g.member++
 	if err := g.zr.Reset(g.br); err != nil {
 		return err // gzip.ErrHeader for a member's bad header
 	}
@@ -156,29 +159,44 @@ func zerosToEnd(br *bufio.Reader) error {
 }
 
 // named returns err with "gzip: " in front, unless it is io.EOF or says
-// so already (gzip.ErrChecksum and gzip.ErrHeader do). Corrupt deflate
-// data is said in words: flate's own text names an offset in the
-// compressed data, beside the readers' offset in the decompressed data.
+// so already (gzip.ErrChecksum and gzip.ErrHeader do).
 func named(err error) error {
 	if err == nil || err == io.EOF || strings.HasPrefix(err.Error(), "gzip: ") {
 		return err
 	}
+	return fmt.Errorf("gzip: %w", err)
+}
+
+// named is named for an error of the member being read: corrupt deflate
+// data is said in words, with the member (flate's own text names an offset
+// in the member's compressed data alone, beside the readers' offset in the
+// decompressed data).
+func (g *reader) named(err error) error {
 	var ce flate.CorruptInputError
 	if errors.As(err, &ce) {
-		return &CorruptError{At: int64(ce), Err: err}
+		return &CorruptError{Member: g.member, Read: int64(ce), Err: err}
 	}
-	return fmt.Errorf("gzip: %w", err)
+	return named(err)
 }
 
 // CorruptError is the error of compressed data that does not decompress:
 // a damaged file.
 type CorruptError struct {
-	At  int64 // bytes into the member's compressed data (after its header) where it broke
-	Err error // the decompressor's error, a flate.CorruptInputError
+	Member int   // the member, from 1 (a file gzip wrote has one)
+	Read   int64 // bytes of the member's compressed data, after its header, read when the damage was found: it lies within them
+	Err    error // the decompressor's error, a flate.CorruptInputError
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("gzip: the compressed data is corrupt by its byte %d (counted from the end of a member's header); the file is damaged", e.At)
+	where := "the gzip header"
+	if e.Member > 1 {
+		where = "the header of member " + strconv.Itoa(e.Member)
+	}
+	n := strconv.FormatInt(e.Read, 10) + " bytes"
+	if e.Read == 1 {
+		n = "1 byte"
+	}
+	return "gzip: the compressed data is corrupt within the first " + n + " after " + where + "; the file is damaged"
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }

@@ -61,7 +61,7 @@ func TestOpen(t *testing.T) {
 		{"bad header", "a header that is not gzip's fails at once, naming gzip", []byte{0x1f, 0x8b, 0, 0}, true, "", "gzip: unexpected EOF"},
 		{"bad checksum", "gzip's own errors say gzip once", corrupt(full), true, text, "gzip: invalid checksum"},
 		{"corrupt deflate data", "said in words, its offset counted from the header (flate's text named an offset in the compressed data beside the readers' in the decompressed data; from a spec audit)",
-			append(append([]byte{}, full[:10]...), 0xff, 0xff, 0xff, 0xff), true, "", "gzip: the compressed data is corrupt by its byte 1 (counted from the end of a member's header); the file is damaged"},
+			append(append([]byte{}, full[:10]...), 0xff, 0xff, 0xff, 0xff), true, "", "gzip: the compressed data is corrupt within the first 1 byte after the gzip header; the file is damaged"},
 		{"gzip twice", "gzip inside gzip is no trace: named at once (from a user trial: it was read as text starting with a control character)", gzipped(t, string(full)), true, "", "gzip: the data inside is gzip again"},
 		{"one byte inside", "the first bytes, read to look for gzip inside, are read back", gzipped(t, "x"), true, "x", ""},
 		{"first magic byte inside", "one magic byte inside is data", gzipped(t, "\x1f{"), true, "\x1f{", ""},
@@ -197,17 +197,19 @@ func TestFirstRead(t *testing.T) {
 	}
 }
 
-// TestCorruptError: corrupt deflate data is a *CorruptError that still
-// unwraps to flate's error, in any member.
+// TestCorruptError: corrupt deflate data is a *CorruptError that names its
+// member and still unwraps to flate's error.
 func TestCorruptError(t *testing.T) {
 	full := gzipped(t, "first\n")
 	bad := append(append([]byte{}, full[:10]...), 0xff, 0xff, 0xff, 0xff)
 	for _, c := range []struct {
-		name string
-		in   []byte
+		name   string
+		in     []byte
+		member int
+		text   string
 	}{
-		{"first member", bad},
-		{"second member", append(append([]byte{}, full...), bad...)},
+		{"first member", bad, 1, "gzip: the compressed data is corrupt within the first 1 byte after the gzip header; the file is damaged"},
+		{"second member", append(append([]byte{}, full...), bad...), 2, "gzip: the compressed data is corrupt within the first 1 byte after the header of member 2; the file is damaged"},
 	} {
 		r, closeFn, _, err := Open(bufio.NewReader(bytes.NewReader(c.in)))
 		if err == nil {
@@ -216,8 +218,16 @@ func TestCorruptError(t *testing.T) {
 		}
 		var ce *CorruptError
 		var fe flate.CorruptInputError
-		if !errors.As(err, &ce) || !errors.As(err, &fe) || ce.At != 1 {
-			t.Errorf("%s: error %v (%T), want a *CorruptError at 1 wrapping a flate.CorruptInputError", c.name, err, err)
+		if !errors.As(err, &ce) || !errors.As(err, &fe) || ce.Read != 1 || ce.Member != c.member || err.Error() != c.text {
+			t.Errorf("%s: error %v (%T), want a *CorruptError of member %d wrapping a flate.CorruptInputError: %q", c.name, err, err, c.member, c.text)
 		}
+	}
+}
+
+// TestCorruptErrorText: bytes in the plural.
+func TestCorruptErrorText(t *testing.T) {
+	e := &CorruptError{Member: 3, Read: 69}
+	if want := "gzip: the compressed data is corrupt within the first 69 bytes after the header of member 3; the file is damaged"; e.Error() != want {
+		t.Errorf("%q, want %q", e.Error(), want)
 	}
 }
