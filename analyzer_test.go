@@ -263,9 +263,17 @@ func TestSaturation(t *testing.T) {
 		t.Errorf("total_alloc_bytes = %d, want the saturated maximum", p.Summary.TotalAllocBytes)
 	}
 	// Live bytes are counted in int64 (see doc.go, Units): past 2⁶³ they
-	// saturate there, not wrap.
-	if p.Summary.PeakBytes != math.MaxInt64 {
-		t.Errorf("peak = %d, want %d (saturated)", p.Summary.PeakBytes, int64(math.MaxInt64))
+	// saturate there, not wrap; for allocations each below 2⁶³ too, whose
+	// sum is not (each of the two above is capped on its own).
+	for _, mem := range [][]MemoryEvent{doc.Memory, {
+		{TimestampNs: 1, TensorID: "a", Device: "d", Bytes: 1 << 62},
+		{TimestampNs: 2, TensorID: "b", Device: "d", Bytes: 1<<62 + 10},
+	}} {
+		p := AnalyzeMemory(&TraceDocument{Memory: mem})
+		if p.Summary.PeakBytes != math.MaxInt64 || p.Timeline[1].LiveBytes != math.MaxInt64 {
+			t.Errorf("allocations of %d and %d: peak %d, live %d; want %d (saturated)", mem[0].Bytes, mem[1].Bytes,
+				p.Summary.PeakBytes, p.Timeline[1].LiveBytes, int64(math.MaxInt64))
+		}
 	}
 }
 

@@ -461,10 +461,11 @@ func randomDoc(r *rand.Rand) *TraceDocument {
 		doc.Ops = append(doc.Ops, op)
 	}
 	if r.IntN(4) == 0 {
-		// Sizes of 2⁴⁸ B units: far past 32 bits and float64's exact
-		// integers, yet every sum (at most 40 × 700 units, under 2⁶³) stays
-		// exact, where the reference, which does not saturate, holds.
-		const unit = 1 << 48
+		// Sizes in units of 2⁴⁸+12345 B: far past 32 bits, and with low
+		// bits set, so that sums past 2⁵³ are not float64's exact integers;
+		// yet every sum (at most 40 × 700 units, under 2⁶³) stays exact,
+		// where the reference, which does not saturate, holds.
+		const unit = 1<<48 + 12345
 		for i := range doc.Memory {
 			doc.Memory[i].Bytes *= unit
 		}
