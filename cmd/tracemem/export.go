@@ -59,14 +59,7 @@ func cmdExport(e *env, args []string) error {
 	if err := checkOutput(e, "export", out, files[0]); err != nil {
 		return err
 	}
-	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}}
-	switch format {
-	case formatPprof:
-		lo.opts.MaxTimelinePoints = fewTimelinePoints // the pprof profile has no timeline
-	case formatCSV:
-		lo.noSpans = true // the timeline names no spans
-	}
-	t, err := loadOne(e, files[0], lo)
+	t, err := loadOne(e, files[0], exportLoad(format, points.v))
 	if err != nil {
 		return err
 	}
@@ -100,6 +93,19 @@ func noteNoMemory(e *env, t *trace, leaves string) {
 	if s := &t.profile.Summary; s.AllocCount == 0 && s.FreeCount == 0 {
 		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s; %s\n", printable(t.name), noMemoryEvents(t.run), leaves)
 	}
+}
+
+// exportLoad is what export needs of a trace, in format, keeping points
+// timeline points (0: all).
+func exportLoad(format exportFormat, points int) loadOptions {
+	lo := loadOptions{opts: tracemem.Options{MaxTimelinePoints: points}}
+	switch format {
+	case formatPprof:
+		lo.opts.MaxTimelinePoints = fewTimelinePoints // the pprof profile has no timeline
+	case formatCSV:
+		lo.noSpans = true // the timeline names no spans
+	}
+	return lo
 }
 
 // writeOutput writes a file with write ("-" is stdout). A path that names

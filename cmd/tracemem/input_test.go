@@ -379,8 +379,9 @@ func TestChromeNonFinite(t *testing.T) {
 // TestStreamKeepsNoNodesUnasked: a stream that needs no node metrics (summary,
 // profile, export) analyzes with SkipNodeMetrics, so that its memory is
 // bounded by what is live and not by the spans (issue 7: large inputs
-// stream); nodes and report ask for them. From a spec audit: the stream
-// could keep every span's record, and no test saw it.
+// stream); nodes and report ask for them. The options are the commands' own.
+// From a spec audit: the stream could keep every span's record, and no test
+// saw it.
 func TestStreamKeepsNoNodesUnasked(t *testing.T) {
 	path := sample(t)
 	for _, c := range []struct {
@@ -388,9 +389,13 @@ func TestStreamKeepsNoNodesUnasked(t *testing.T) {
 		lo        loadOptions
 		wantNodes bool
 	}{
-		{"summary", loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}}, false},
-		{"profile", loadOptions{noSpans: true}, false},
-		{"nodes", loadOptions{wantNodes: true, wantOps: true}, true},
+		{"summary", summaryLoad, false},
+		{"profile", profileLoad(0), false},
+		{"export chrome", exportLoad(formatChrome, 0), false},
+		{"export pprof", exportLoad(formatPprof, 0), false},
+		{"export csv", exportLoad(formatCSV, 1000), false},
+		{"nodes", nodesLoad, true},
+		{"report", reportLoad(0), true},
 	} {
 		tr, err := loadOne(&env{stdin: bytes.NewReader(nil), stderr: &bytes.Buffer{}}, path, c.lo)
 		if err != nil {

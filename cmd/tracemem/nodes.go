@@ -56,7 +56,7 @@ func cmdNodes(e *env, args []string) error {
 	if err := checkFiles("nodes", files, 1); err != nil {
 		return err
 	}
-	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}, wantNodes: true, wantOps: true})
+	t, err := loadOne(e, files[0], nodesLoad)
 	if err != nil {
 		return err
 	}
@@ -135,3 +135,7 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	}
 	tb.write(w, "  ")
 }
+
+// nodesLoad is what nodes needs of a trace: node metrics, and op names to
+// name op nodes.
+var nodesLoad = loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}, wantNodes: true, wantOps: true}

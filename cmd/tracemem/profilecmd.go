@@ -21,9 +21,7 @@ func cmdProfile(e *env, args []string) error {
 	if err := checkFiles("profile", files, 1); err != nil {
 		return err
 	}
-	// The profile names no span paths: a JSONL trace streams without a tap,
-	// its memory bounded by what is live and the points kept.
-	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}, noSpans: true})
+	t, err := loadOne(e, files[0], profileLoad(points.v))
 	if err != nil {
 		return err
 	}
@@ -36,4 +34,11 @@ func cmdProfile(e *env, args []string) error {
 		return err
 	}
 	return w.Flush()
+}
+
+// profileLoad is what profile needs of a trace, keeping points timeline
+// points (0: all). The profile names no span paths: a JSONL trace streams
+// without a tap, its memory bounded by what is live and the points kept.
+func profileLoad(points int) loadOptions {
+	return loadOptions{opts: tracemem.Options{MaxTimelinePoints: points}, noSpans: true}
 }

@@ -45,7 +45,7 @@ func cmdReport(e *env, args []string) error {
 	if err := checkOutput(e, "report", out, files[0]); err != nil {
 		return err
 	}
-	t, err := loadOne(e, files[0], loadOptions{opts: tracemem.Options{MaxTimelinePoints: points.v}, wantNodes: true, wantOps: true})
+	t, err := loadOne(e, files[0], reportLoad(points.v))
 	if err != nil {
 		return err
 	}
@@ -451,3 +451,9 @@ func decimals(step float64) int {
 // escape, as in the text output: XML has no way to write NUL and most other
 // control characters, even as character references.
 func esc(s string) string { return html.EscapeString(printable(s)) }
+
+// reportLoad is what report needs of a trace, keeping points timeline
+// points (0: all): node metrics and op names too, for its node table.
+func reportLoad(points int) loadOptions {
+	return loadOptions{opts: tracemem.Options{MaxTimelinePoints: points}, wantNodes: true, wantOps: true}
+}

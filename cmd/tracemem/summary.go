@@ -27,7 +27,7 @@ func cmdSummary(e *env, args []string) error {
 	if err := checkFiles("summary", files, -1); err != nil {
 		return err
 	}
-	traces, errs := loadAll(e, files, loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}})
+	traces, errs := loadAll(e, files, summaryLoad)
 	failed, wrote := false, false
 	out := &stickyWriter{w: e.stdout}
 	for i, t := range traces {
@@ -281,3 +281,6 @@ func plural(n uint64, one, many string) string {
 	}
 	return many
 }
+
+// summaryLoad is what summary needs of a trace: span paths, no node metrics.
+var summaryLoad = loadOptions{opts: tracemem.Options{MaxTimelinePoints: fewTimelinePoints}}
