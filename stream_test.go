@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -503,6 +504,47 @@ func TestStreamMemoryBound(t *testing.T) {
 		t.Errorf("%d timeline points for 2 devices, want at most 2000", got)
 	}
 	t.Logf("2M events: peak heap %d MiB, %d points", peak>>20, len(p.Timeline))
+	if peak > bound {
+		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, bound>>20)
+	}
+}
+
+// TestStreamMemoryBoundNodes: with node metrics (the default options),
+// memory grows with the spans and ops, which each keep a record, but not
+// with the memory events: 2M of them in one span, each tensor freed right
+// after its alloc, stay under the bound of TestStreamMemoryBound (live
+// tensors, open spans, points, and a few bytes per freed id). From a spec
+// audit: only SkipNodeMetrics was measured.
+func TestStreamMemoryBoundNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 2M memory events; run without -short")
+	}
+	const pairs = 1_000_000
+	const bound = 100 << 20
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		fmt.Fprintf(bw, "%s\n%s\n", tMeta, tRoot)
+		for i := range pairs {
+			for _, action := range []string{"alloc", "free"} {
+				fmt.Fprintf(bw, `{"kind":"memory","timestamp_ns":%d,"tensor_id":"t%d","span_id":"root","device":"cuda:0","bytes":400,"action":%q,"shape":[100],"dtype":"f32","category":"activation"}`+"\n", i, i, action)
+			}
+		}
+		fmt.Fprintf(bw, `{"kind":"span_end","id":"root","duration_ns":%d}`+"\n", pairs)
+		err := bw.Flush()
+		pw.CloseWithError(err)
+	}()
+	runtime.GC()
+	stop := heapWatch()
+	p, nodes, err := AnalyzeStream(pr, Options{MaxTimelinePoints: 1000})
+	peak := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nodes["root"], (NodeMetrics{PeakBytes: 400}); got != want || p.Summary.AllocCount != pairs {
+		t.Errorf("root %+v, %d allocs; want %+v, %d", got, p.Summary.AllocCount, want, pairs)
+	}
+	t.Logf("2M events in one span, node metrics on: peak heap %d MiB", peak>>20)
 	if peak > bound {
 		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, bound>>20)
 	}
