@@ -1,6 +1,6 @@
-//go:build unix
+//go:build unix && !aix && !solaris
 
-// fifo_unix_test.go holds the command's tests that need FIFOs or file descriptor limits.
+// fifo_unix_test.go holds the command's tests that need FIFOs or file descriptor limits (where the syscall package can make a FIFO: not on AIX, Solaris or illumos).
 
 package main
 
