@@ -563,9 +563,9 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 
 // Add replays one memory event. It returns an error wrapping ErrOutOfOrder
 // for an event stamped before the previous one; an error naming the tensor
-// for an Action or Category out of range (only an event built in Go can
-// have one; Validate names them in a document); and the error of invalid
-// options, wrapping ErrInvalidOptions. On an error the Analyzer is as it
+// and matching ErrInvalidEvent for an Action or Category out of range (only
+// an event built in Go can have one; Validate names them in a document);
+// and the error of invalid options, wrapping ErrInvalidOptions. On an error the Analyzer is as it
 // was. The Analyzer copies the event but not its Shape's elements: the
 // caller may reuse *ev for the next event, but must give it a new Shape
 // slice rather than overwrite the elements of the one passed here, which
@@ -588,10 +588,10 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
 	}
 	if ev.Action != ActionAlloc && ev.Action != ActionFree {
-		return fmt.Errorf("tensor %q at %d ns: invalid action %d", ev.TensorID, ev.TimestampNs, ev.Action)
+		return &eventError{fmt.Sprintf("tensor %q at %d ns: invalid action %d", ev.TensorID, ev.TimestampNs, ev.Action)}
 	}
 	if ev.Category >= NumCategories {
-		return fmt.Errorf("tensor %q at %d ns: invalid category %d", ev.TensorID, ev.TimestampNs, ev.Category)
+		return &eventError{fmt.Sprintf("tensor %q at %d ns: invalid category %d", ev.TensorID, ev.TimestampNs, ev.Category)}
 	}
 	a.lastTs = ev.TimestampNs
 	a.closeSpansBefore(ev.TimestampNs)

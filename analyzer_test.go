@@ -441,7 +441,7 @@ func TestInvalidCategory(t *testing.T) {
 
 // TestInvalidEventMessage: an invalid event's error names the tensor and
 // its time, and Analyze adds its index once, without repeating the record
-// kind.
+// kind; both match ErrInvalidEvent, and no other error does.
 func TestInvalidEventMessage(t *testing.T) {
 	tests := []struct {
 		name, reason string
@@ -455,14 +455,29 @@ func TestInvalidEventMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := NewAnalyzer(Options{}).Add(&tt.ev); err == nil || err.Error() != tt.want {
-				t.Errorf("Add: %v, want %q (%s)", err, tt.want, tt.reason)
+			if err := NewAnalyzer(Options{}).Add(&tt.ev); err == nil || err.Error() != tt.want || !errors.Is(err, ErrInvalidEvent) {
+				t.Errorf("Add: %v, want %q matching ErrInvalidEvent (%s)", err, tt.want, tt.reason)
 			}
 			doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "t0", Device: "d", Bytes: 1}, tt.ev}}
-			if _, err := Analyze(doc, Options{}); err == nil || err.Error() != "memory[1]: "+tt.want {
-				t.Errorf("Analyze: %v, want %q (%s)", err, "memory[1]: "+tt.want, tt.reason)
+			if _, err := Analyze(doc, Options{}); err == nil || err.Error() != "memory[1]: "+tt.want || !errors.Is(err, ErrInvalidEvent) {
+				t.Errorf("Analyze: %v, want %q matching ErrInvalidEvent (%s)", err, "memory[1]: "+tt.want, tt.reason)
 			}
 		})
+	}
+}
+
+// TestInvalidEventIsNotOther: the errors of invalid options and of an
+// event out of order do not match ErrInvalidEvent.
+func TestInvalidEventIsNotOther(t *testing.T) {
+	a := NewAnalyzer(Options{})
+	if err := a.Add(&MemoryEvent{TimestampNs: 5, TensorID: "a", Device: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Add(&MemoryEvent{TimestampNs: 4, TensorID: "b", Device: "d"}); !errors.Is(err, ErrOutOfOrder) || errors.Is(err, ErrInvalidEvent) {
+		t.Errorf("out of order: %v, want ErrOutOfOrder and not ErrInvalidEvent", err)
+	}
+	if _, err := Analyze(&TraceDocument{}, Options{MaxTimelinePoints: -1}); !errors.Is(err, ErrInvalidOptions) || errors.Is(err, ErrInvalidEvent) {
+		t.Errorf("invalid options: %v, want ErrInvalidOptions and not ErrInvalidEvent", err)
 	}
 }
 

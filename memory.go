@@ -98,6 +98,19 @@ type Anomalies struct {
 // ErrInvalidOptions is returned (wrapped) for options that make no sense.
 var ErrInvalidOptions = errors.New("invalid options")
 
+// ErrInvalidEvent is matched (errors.Is) by the errors of Analyze,
+// Analyzer.Add and Validate for a memory event whose Action or Category is
+// out of range: only an event built in Go can have one, as the readers
+// refuse such values.
+var ErrInvalidEvent = errors.New("invalid memory event")
+
+// eventError is the error of an invalid event: its text names the event and
+// the value, and it matches ErrInvalidEvent.
+type eventError struct{ msg string }
+
+func (e *eventError) Error() string        { return e.msg }
+func (e *eventError) Is(target error) bool { return target == ErrInvalidEvent }
+
 // AnalyzeMemory is Analyze with default options. It returns nil only for a
 // document that Analyze rejects, which a reader never returns.
 func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
@@ -148,9 +161,9 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 // highest point (the first one on ties). Time order is kept, and every
 // device peak, so the global peak, survives exactly.
 //
-// Analyze returns an error for invalid options, and for an event whose
-// action or category is out of range (only a document built by hand can
-// have one).
+// Analyze returns an error for invalid options (wrapping ErrInvalidOptions),
+// and for an event whose action or category is out of range (matching
+// ErrInvalidEvent; only a document built by hand can have one).
 //
 // Where fresh memory is slow to fault in, most of the time of a first call
 // goes to mapping in the pages of the timeline and the peak breakdown. On

@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,6 +33,9 @@ func TestValidateMemoryEvents(t *testing.T) {
 			var got []string
 			for _, err := range unjoin((&TraceDocument{Memory: tc.memory}).Validate()) {
 				got = append(got, err.Error())
+				if !errors.Is(err, ErrInvalidEvent) {
+					t.Errorf("%v does not match ErrInvalidEvent", err)
+				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s: Validate (-want +got):\n%s", tc.reason, diff)
