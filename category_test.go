@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -60,6 +61,9 @@ func TestCategoryText(t *testing.T) {
 	if err := c.UnmarshalText(nil); err != nil || c != CategoryOther {
 		t.Errorf(`UnmarshalText("") = %v, %v; want other (absent means other)`, c, err)
 	}
+	if err := c.UnmarshalText([]byte("x")); err == nil {
+		t.Error(`UnmarshalText("x") was accepted: only "" is other without its name (from a mutation test)`)
+	}
 	err := c.UnmarshalText([]byte("Parameter"))
 	var ee *EnumError
 	if !errors.As(err, &ee) || ee.Value != "Parameter" ||
@@ -81,6 +85,13 @@ func TestCategoryText(t *testing.T) {
 	}
 	if Categories[len(Categories)-1] != CategoryOther {
 		t.Error("other is not displayed last")
+	}
+	// The display order, which outputs' by_category objects keep: the
+	// declaration order with other moved last (from a mutation test: a
+	// swap of two went unseen).
+	want := [NumCategories]Category{CategoryParameter, CategoryActivation, CategoryGradient, CategoryOptimizer, CategoryOther}
+	if Categories != want {
+		t.Errorf("Categories = %v, want %v", Categories, want)
 	}
 }
 
@@ -142,6 +153,36 @@ func TestCategoryBytes(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`null`), &back); err != nil || back != (CategoryBytes{}) {
 		t.Errorf("null: %+v, %v", back, err)
+	}
+	// From a mutation test: null among white space (as a caller may hand
+	// it), and values that are no object, which must say so and not give
+	// a bare io.EOF.
+	back = CategoryBytes{Present: CategorySet(0).With(CategoryOther)}
+	if err := back.UnmarshalJSON([]byte(" null\n")); err != nil || back != (CategoryBytes{}) {
+		t.Errorf("null among white space: %+v, %v; want empty and no error", back, err)
+	}
+	for _, in := range []string{`5`, `"x"`, `true`, `[]`} {
+		if err := back.UnmarshalJSON([]byte(in)); err == nil || !strings.HasPrefix(err.Error(), "by category: want an object, got ") {
+			t.Errorf("UnmarshalJSON(%s) = %v; want a \"want an object\" error", in, err)
+		}
+	}
+	// Counts past 2⁶³ are written and read as unsigned.
+	huge := CategoryBytes{Bytes: [NumCategories]uint64{CategoryOther: 1 << 63, CategoryGradient: math.MaxUint64},
+		Present: CategorySet(0).With(CategoryOther).With(CategoryGradient)}
+	data, err = json.Marshal(huge)
+	if want := `{"gradient":18446744073709551615,"other":9223372036854775808}`; err != nil || string(data) != want {
+		t.Errorf("MarshalJSON = %s, %v; want %s", data, err, want)
+	}
+	if err := json.Unmarshal(data, &back); err != nil || back != huge {
+		t.Errorf("read back: %+v, %v; want %+v", back, err, huge)
+	}
+	// A Present with bits beyond the categories (only a value built by
+	// hand has them) does not make Get index past Bytes.
+	wild := CategoryBytes{Bytes: b.Bytes, Present: ^CategorySet(0)}
+	for c := Category(NumCategories); c < 8; c++ {
+		if got := wild.Get(c); got != 0 {
+			t.Errorf("Get(%d) with every bit of Present set = %d; want 0", c, got)
+		}
 	}
 	full := CategoryBytes{Bytes: [NumCategories]uint64{math.MaxUint64, 1}, Present: CategorySet(0).With(0).With(1)}
 	if full.Total() != math.MaxUint64 {

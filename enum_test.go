@@ -63,6 +63,9 @@ func TestEnumText(t *testing.T) {
 			if _, err := tc.parse([]byte(tc.names[0] + " ")); err == nil {
 				t.Error("a name with a trailing space was accepted (names are exact)")
 			}
+			if _, err := tc.parse([]byte("x")); err == nil {
+				t.Error(`a name of one character, "x", was accepted (from a mutation test: only "" may stand for a value)`)
+			}
 			if _, err := tc.bad.MarshalText(); err == nil {
 				t.Errorf("MarshalText of out-of-range %v did not fail", tc.bad)
 			}
