@@ -478,52 +478,60 @@ func heapWatch() (stop func() uint64) {
 	return func() uint64 { close(done); return <-result }
 }
 
-// TestStreamMemoryBound streams a generated 2M-event trace through a pipe
-// (never held whole) with MaxTimelinePoints 1000 and SkipNodeMetrics, and
-// checks the heap stays under a bound that does not grow with the events:
-// live tensors, open spans, timeline points, and 8 bytes per freed id.
-func TestStreamMemoryBound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates and streams 2M memory events; run without -short")
-	}
-	const events = 2_000_000
-	const bound = 100 << 20
+// streamBound is the heap the streams of the memory-bound tests stay under:
+// live tensors, open spans, timeline points and a few bytes per freed id,
+// none of which grows with the events.
+const streamBound = 100 << 20
+
+// streamPeakHeap streams what write writes through a pipe (never held
+// whole) into AnalyzeStream with opts, and returns its answer and the
+// highest heap in use meanwhile.
+func streamPeakHeap(t *testing.T, write func(io.Writer) error, opts Options) (*MemoryProfile, map[string]NodeMetrics, uint64) {
+	t.Helper()
 	pr, pw := io.Pipe()
-	go func() {
-		_, err := gen.Write(pw, gen.Config{Seed: 9, MemoryEvents: events, Devices: 2})
-		pw.CloseWithError(err)
-	}()
+	go func() { pw.CloseWithError(write(pw)) }()
 	runtime.GC()
 	stop := heapWatch()
-	p, _, err := AnalyzeStream(pr, Options{MaxTimelinePoints: 1000, SkipNodeMetrics: true})
+	p, nodes, err := AnalyzeStream(pr, opts)
 	peak := stop()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if peak > streamBound {
+		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, streamBound>>20)
+	}
+	return p, nodes, peak
+}
+
+// TestStreamMemoryBound streams a generated 2M-event trace with
+// MaxTimelinePoints 1000 and SkipNodeMetrics, and checks the heap stays
+// under streamBound.
+func TestStreamMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and streams 2M memory events; run without -short")
+	}
+	p, _, peak := streamPeakHeap(t, func(w io.Writer) error {
+		_, err := gen.Write(w, gen.Config{Seed: 9, MemoryEvents: 2_000_000, Devices: 2})
+		return err
+	}, Options{MaxTimelinePoints: 1000, SkipNodeMetrics: true})
 	if got := len(p.Timeline); got > 2*1000 {
 		t.Errorf("%d timeline points for 2 devices, want at most 2000", got)
 	}
 	t.Logf("2M events: peak heap %d MiB, %d points", peak>>20, len(p.Timeline))
-	if peak > bound {
-		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, bound>>20)
-	}
 }
 
 // TestStreamMemoryBoundNodes: with node metrics (the default options),
 // memory grows with the spans and ops, which each keep a record, but not
 // with the memory events: 2M of them in one span, each tensor freed right
-// after its alloc, stay under the bound of TestStreamMemoryBound (live
-// tensors, open spans, points, and a few bytes per freed id). From a spec
-// audit: only SkipNodeMetrics was measured.
+// after its alloc, stay under streamBound too. From a spec audit: only
+// SkipNodeMetrics was measured.
 func TestStreamMemoryBoundNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams 2M memory events; run without -short")
 	}
 	const pairs = 1_000_000
-	const bound = 100 << 20
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 64<<10)
+	p, nodes, peak := streamPeakHeap(t, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
 		fmt.Fprintf(bw, "%s\n%s\n", tMeta, tRoot)
 		for i := range pairs {
 			for _, action := range []string{"alloc", "free"} {
@@ -531,23 +539,12 @@ func TestStreamMemoryBoundNodes(t *testing.T) {
 			}
 		}
 		fmt.Fprintf(bw, `{"kind":"span_end","id":"root","duration_ns":%d}`+"\n", pairs)
-		err := bw.Flush()
-		pw.CloseWithError(err)
-	}()
-	runtime.GC()
-	stop := heapWatch()
-	p, nodes, err := AnalyzeStream(pr, Options{MaxTimelinePoints: 1000})
-	peak := stop()
-	if err != nil {
-		t.Fatal(err)
-	}
+		return bw.Flush()
+	}, Options{MaxTimelinePoints: 1000})
 	if got, want := nodes["root"], (NodeMetrics{PeakBytes: 400}); got != want || p.Summary.AllocCount != pairs {
 		t.Errorf("root %+v, %d allocs; want %+v, %d", got, p.Summary.AllocCount, want, pairs)
 	}
 	t.Logf("2M events in one span, node metrics on: peak heap %d MiB", peak>>20)
-	if peak > bound {
-		t.Errorf("peak heap %d MiB, want under %d MiB", peak>>20, bound>>20)
-	}
 }
 
 // checkStreamAgrees checks that AnalyzeStream gives no answer that differs
