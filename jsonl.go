@@ -403,12 +403,18 @@ func (d *recordDecoder) dupField(withKind bool) *ParseError {
 	dup := func(name []byte) *ParseError {
 		return &ParseError{Line: d.line, Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
 	}
+	if withKind {
+		// A second kind comes before any other duplicate, wherever it
+		// sits, as on the other path.
+		for i := range ms {
+			if name := ms[i].name(line, alts); string(name) == "kind" {
+				return dup(name)
+			}
+		}
+	}
 	if len(ms) <= 16 {
 		for i := range ms {
 			name := ms[i].name(line, alts)
-			if withKind && string(name) == "kind" {
-				return dup(name)
-			}
 			for j := range i {
 				if bytes.Equal(ms[j].name(line, alts), name) {
 					return dup(name)
@@ -417,8 +423,7 @@ func (d *recordDecoder) dupField(withKind bool) *ParseError {
 		}
 		return nil
 	}
-	seen := make(map[string]bool, len(ms)+1)
-	seen["kind"] = withKind
+	seen := make(map[string]bool, len(ms))
 	for i := range ms {
 		name := ms[i].name(line, alts)
 		if seen[string(name)] {
@@ -581,7 +586,9 @@ func (d *recordDecoder) syntaxError() *ParseError {
 			perr.Err = fmt.Errorf("%w: %w", ErrInvalidJSON, io.ErrUnexpectedEOF)
 		}
 	}
-	if d.fast == fastOn { // kind came first: name it
+	if d.fast == fastOn && (d.fastErr == nil || d.fastErr.Field != "kind") {
+		// Kind came first: name it, unless it is given twice (as after
+		// the object).
 		perr.Kind = d.kind.String()
 	}
 	return perr

@@ -1159,6 +1159,13 @@ func TestReadTraceKindFaultsAnyPosition(t *testing.T) {
 			`^line 2: want one JSON object a line, found more after it at column \d+$`},
 		{"kind not a string, then again", "a duplicate kind outranks a bad first one", []string{`{"kind":7,"kind":"memory"}`, `{"a":1,"kind":7,"kind":"memory"}`, `{"kind":"memory","kind":7}`},
 			`^line 2: kind: duplicate field$`},
+		{"skipped kind, a duplicate, then kind again", "the second kind comes before the other duplicate (from a review: the skipped record's check found the other first)",
+			[]string{`{"kind":"zzz","a":1,"a":2,"kind":"x"}`, `{"b":0,"kind":"zzz","a":1,"a":2,"kind":"x"}`,
+				`{"kind":"zzz",` + strings.Repeat(`"f":0,`, 20) + `"kind":"x"}`, `{"b":0,"kind":"zzz",` + strings.Repeat(`"f":0,`, 20) + `"kind":"x"}`},
+			`^line 2: kind: duplicate field$`},
+		{"duplicate kind, then a syntax error", "the syntax error first, naming no kind, as the text after the object",
+			[]string{`{"kind":"memory","kind":"memory",}`, `{"a":1,"kind":"memory","kind":"memory",}`},
+			`^line 2: invalid JSON at column \d+: `},
 		{"kind escaped, then again", "an escaped kind is read on the other path: the same error", []string{`{"kind":"\u006dx","kind":"memory"}`, `{"a":1,"kind":"me\u006dory","kind":"memory"}`},
 			`^line 2: kind: duplicate field$`},
 	} {
