@@ -567,10 +567,9 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 // an event built in Go can have one; Validate names them in a document);
 // and the error of invalid options, wrapping ErrInvalidOptions. On an
 // error the Analyzer is as it was. The Analyzer copies the event but not
-// its Shape's elements: the
-// caller may reuse *ev for the next event, but must give it a new Shape
-// slice rather than overwrite the elements of the one passed here, which
-// a profile's peak breakdown may show.
+// its Shape's elements: the caller may reuse *ev for the next event, but
+// must give it a new Shape slice rather than overwrite the elements of the
+// one passed here, which a profile's peak breakdown may show.
 func (a *Analyzer) Add(ev *MemoryEvent) error {
 	if err := a.start(); err != nil {
 		return err
