@@ -167,10 +167,10 @@ func named(err error) error {
 	return fmt.Errorf("gzip: %w", err)
 }
 
-// named is named for an error of the member being read: corrupt deflate
-// data is said in words, with the member (flate's own text names an offset
-// in the member's compressed data alone, beside the readers' offset in the
-// decompressed data).
+// named names err, an error of the member being read, as the function
+// named does, except corrupt deflate data, which is said in words with the
+// member: flate's own text names an offset in the member's compressed data
+// alone, beside the readers' offset in the decompressed data.
 func (g *reader) named(err error) error {
 	var ce flate.CorruptInputError
 	if errors.As(err, &ce) {
