@@ -4,6 +4,7 @@ package tracemem
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,11 +43,7 @@ func TestSentinelsDistinct(t *testing.T) {
 	} {
 		err := c.err()
 		for name, s := range sentinels {
-			want := false
-			for _, w := range c.want {
-				want = want || w == name
-			}
-			if errors.Is(err, s) != want {
+			if want := slices.Contains(c.want, name); errors.Is(err, s) != want {
 				t.Errorf("%s (%s): %v: errors.Is %s = %v, want %v", c.name, c.reason, err, name, !want, want)
 			}
 		}
