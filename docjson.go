@@ -120,6 +120,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 	if _, err := d.dec.ReadToken(); err != nil { // '}'
 		return nil, d.syntax(err)
 	}
+	d.dec.PeekKind() // reads past the white space, however long, to what follows
 	next := nextOffset(d.dec)
 	if _, err := d.dec.ReadValue(); err != io.EOF {
 		// Two JSON texts are not one, and neither is a JSON text and
@@ -237,8 +238,8 @@ func (d *docDecoder) element(k recordKind, section string, v []byte, start int64
 	return nil
 }
 
-// nextOffset returns the byte offset of the token dec has peeked at: past
-// the white space and separator dec holds before it.
+// nextOffset returns the byte offset of the token dec has peeked at (call
+// PeekKind first): past the white space and separator dec holds before it.
 func nextOffset(dec *jsontext.Decoder) int64 {
 	rest := dec.UnreadBuffer()
 	return dec.InputOffset() + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n,:")))
