@@ -29,8 +29,13 @@ const (
 
 var categoryNames = []string{"other", "parameter", "activation", "gradient", "optimizer"}
 
-// Categories lists every category in display order (other last).
-var Categories = [NumCategories]Category{
+// Categories lists every category in display order (other last). It is the
+// callers' copy: the library keeps its own, so that changing it changes no
+// output.
+var Categories = displayOrder
+
+// displayOrder is the order the library lists categories in.
+var displayOrder = [NumCategories]Category{
 	CategoryParameter, CategoryActivation, CategoryGradient, CategoryOptimizer, CategoryOther,
 }
 
@@ -116,7 +121,7 @@ func (b CategoryBytes) Total() uint64 {
 // All yields the present categories and their bytes, in display order.
 func (b CategoryBytes) All() iter.Seq2[Category, uint64] {
 	return func(yield func(Category, uint64) bool) {
-		for _, c := range Categories {
+		for _, c := range displayOrder {
 			if b.Present.Has(c) && !yield(c, b.Bytes[c]) {
 				return
 			}
@@ -127,7 +132,7 @@ func (b CategoryBytes) All() iter.Seq2[Category, uint64] {
 // Len returns the number of present categories.
 func (b CategoryBytes) Len() int {
 	n := 0
-	for _, c := range Categories {
+	for _, c := range displayOrder {
 		if b.Present.Has(c) {
 			n++
 		}

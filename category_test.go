@@ -95,6 +95,25 @@ func TestCategoryText(t *testing.T) {
 	}
 }
 
+// TestCategoriesIsACopy: a caller that changes the exported Categories
+// changes nothing the library writes (from an API review: Len and
+// MarshalJSON read it, and wrote {"other":4,"other":4,"other":4}).
+func TestCategoriesIsACopy(t *testing.T) {
+	saved := Categories
+	defer func() { Categories = saved }()
+	Categories[0], Categories[1] = CategoryOther, CategoryOther
+	var b CategoryBytes
+	b.Present = b.Present.With(CategoryOther).With(CategoryParameter)
+	b.Bytes[CategoryOther], b.Bytes[CategoryParameter] = 4, 1
+	if n := b.Len(); n != 2 {
+		t.Errorf("Len = %d, want 2", n)
+	}
+	got, err := b.MarshalJSON()
+	if want := `{"parameter":1,"other":4}`; err != nil || string(got) != want {
+		t.Errorf("MarshalJSON = %s, %v; want %s", got, err, want)
+	}
+}
+
 func TestCategoryBytes(t *testing.T) {
 	var b CategoryBytes
 	b.Bytes[CategoryActivation] = 100
