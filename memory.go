@@ -99,9 +99,9 @@ type Anomalies struct {
 var ErrInvalidOptions = errors.New("invalid options")
 
 // ErrInvalidEvent is matched (errors.Is) by the errors of Analyze,
-// Analyzer.Add and Validate for a memory event whose Action or Category is
-// out of range: only an event built in Go can have one, as the readers
-// refuse such values.
+// Analyzer.Add, Validate, WriteJSON and WriteJSONL for a memory event whose
+// Action or Category is out of range: only an event built in Go can have
+// one, as the readers refuse such values.
 var ErrInvalidEvent = errors.New("invalid memory event")
 
 // eventError is the error of an invalid event: its text names the event and

@@ -38,8 +38,9 @@ func (doc *TraceDocument) WriteJSON(w io.Writer) error {
 
 // checkWritable returns an error for a document that the readers would
 // refuse however it is written: an unsupported schema, a span id used
-// twice, a span not closed that has a duration. Else it returns the index
-// of each span id.
+// twice, a span not closed that has a duration, a memory event whose action
+// or category is out of range (matching ErrInvalidEvent, as Analyze's
+// error does). Else it returns the index of each span id.
 func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 	if doc.Schema != "" && doc.Schema != SchemaV6 && doc.Schema != SchemaV7 {
 		return nil, fmt.Errorf("%s: meta: schema: %w %q (want %s or %s)", op, ErrUnsupportedSchema, doc.Schema, SchemaV6, SchemaV7)
@@ -53,6 +54,15 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 		index[s.ID] = i
 		if !s.Closed && s.DurationNs != 0 {
 			return nil, fmt.Errorf("%s: spans[%d]: duration_ns: %d for span %q, which is not closed (want 0)", op, i, s.DurationNs, s.ID)
+		}
+	}
+	for i := range doc.Memory {
+		ev := &doc.Memory[i]
+		if ev.Action != ActionAlloc && ev.Action != ActionFree {
+			return nil, &eventError{fmt.Sprintf("%s: memory[%d]: action: invalid MemoryAction %d", op, i, ev.Action)}
+		}
+		if ev.Category >= NumCategories {
+			return nil, &eventError{fmt.Sprintf("%s: memory[%d]: category: invalid Category %d", op, i, ev.Category)}
 		}
 	}
 	return index, nil
@@ -86,7 +96,8 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 // written (invalid UTF-8, a non-finite norm, an enumeration out of range)
 // or a document the readers refuse (a schema other than
 // candle-graph/trace/6 or /7, a span id used twice, a span not closed with
-// a DurationNs), before writing anything for the latter.
+// a DurationNs, a memory event whose action or category is out of range,
+// matching ErrInvalidEvent), before writing anything for the latter.
 func (doc *TraceDocument) WriteJSONL(w io.Writer) error {
 	index, err := checkWritable(doc, "write jsonl")
 	if err != nil {

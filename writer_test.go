@@ -435,20 +435,22 @@ func TestWriteJSONLErrors(t *testing.T) {
 		{"invalid utf8", "strings must be UTF-8 to be JSON", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff"}}}, `memory: tensor_id: .*UTF-8`},
 		{"nan norm", "JSON has no NaN", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.NaN())}}}, `gradient: norm: not a finite number`},
 		{"inf norm", "JSON has no infinity", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.Inf(-1))}}}, `gradient: norm: not a finite number`},
-		{"bad action", "an enumeration out of range", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `memory: action: .*invalid MemoryAction 7`},
+		{"bad action", "an enumeration out of range; a memory event's is refused before anything is written", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `^write jsonl: memory\[0\]: action: invalid MemoryAction 7$`},
 		{"bad step", "an enumeration out of range", &TraceDocument{Spans: []Span{{Step: 9}}}, `span_start: step: .*invalid Step 9`},
 		{"bad schema", "ReadTrace refuses an unsupported schema", &TraceDocument{Schema: "foo"}, `^write jsonl: meta: schema: unsupported schema "foo"`},
 		{"duplicate span", "ReadTrace refuses a span id used twice", &TraceDocument{Spans: []Span{{ID: "a"}, {ID: "b"}, {ID: "a"}}}, `^write jsonl: spans\[2\]: id: duplicate span id "a"`},
 		{"open span with a duration", "a span that is not closed has no duration; JSONL would drop it, the document form be refused", &TraceDocument{Spans: []Span{{ID: "a", DurationNs: 5}}}, `^write jsonl: spans\[0\]: duration_ns: 5 for span "a", which is not closed`},
 		{"open span with a duration of 1", "any duration, even the smallest, of a span that is not closed is refused", &TraceDocument{Spans: []Span{{ID: "z"}, {ID: "a", DurationNs: 1}}}, `^write jsonl: spans\[1\]: duration_ns: 1 for span "a", which is not closed`},
-		{"action just out of range", "the first value past the last name is out of range, not a name", &TraceDocument{Memory: []MemoryEvent{{Action: 2}}}, `memory: action: .*invalid MemoryAction 2`},
+		{"action just out of range", "the first value past the last name is out of range, not a name", &TraceDocument{Memory: []MemoryEvent{{}, {Action: 2}}}, `^write jsonl: memory\[1\]: action: invalid MemoryAction 2$`},
+		{"memory category just out of range", "likewise for a memory event's category", &TraceDocument{Memory: []MemoryEvent{{Category: NumCategories}}}, `^write jsonl: memory\[0\]: category: invalid Category 5$`},
 		{"step just out of range", "the first value past the last name is out of range", &TraceDocument{Spans: []Span{{ID: "a", Step: 4}}}, `span_start: step: .*invalid Step 4`},
 		{"phase just out of range", "the first value past the last name is out of range", &TraceDocument{Run: Run{Phase: 2}}, `meta: phase: .*invalid Phase 2`},
 		{"category just out of range", "the first value past the last name is out of range", &TraceDocument{Tensors: []Tensor{{Category: NumCategories}}}, `tensor: category: .*invalid Category 5`},
 		{"invalid utf8 input", "each string of a list must be UTF-8", &TraceDocument{Ops: []Op{{Inputs: []string{"a", "b\xff"}}}}, `op: inputs: .*UTF-8`},
 		{"invalid utf8 tag value", "tag values must be UTF-8", &TraceDocument{Run: Run{Tags: map[string]string{"k": "v\xff"}}}, `meta: tags: .*UTF-8`},
 		{"invalid utf8 tag key", "tag keys must be UTF-8", &TraceDocument{Run: Run{Tags: map[string]string{"k\xff": "v"}}}, `meta: tags: .*UTF-8`},
-		{"first error wins", "of two bad values in a record the first one written is reported", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", Action: 7}}}, `memory: tensor_id: .*UTF-8`},
+		{"first error wins", "of two bad values in a record the first one written is reported", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", SpanID: "s\xff"}}}, `memory: tensor_id: .*UTF-8`},
+		{"invalid event first", "a memory event's action out of range is refused before any value is written, as Analyze refuses it", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", Action: 7}}}, `^write jsonl: memory\[0\]: action: invalid MemoryAction 7$`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -457,14 +459,24 @@ func TestWriteJSONLErrors(t *testing.T) {
 			if err == nil || !regexpMatch(tc.want, err.Error()) {
 				t.Errorf("%s: error %v, want match %q", tc.reason, err, tc.want)
 			}
+			// An invalid memory event is ErrInvalidEvent, as for Analyze
+			// and Validate; no other error is.
+			invalidEvent := strings.HasPrefix(tc.want, `^write jsonl: memory\[`)
+			if errors.Is(err, ErrInvalidEvent) != invalidEvent {
+				t.Errorf("%s: errors.Is(%v, ErrInvalidEvent) = %v", tc.reason, err, !invalidEvent)
+			}
 			if strings.HasPrefix(tc.want, "^write jsonl: ") {
 				if buf.Len() != 0 {
 					t.Errorf("%s: wrote %d bytes before the error", tc.reason, buf.Len())
 				}
 				// The document form refuses the same documents.
 				jsonWant := "^write json: " + strings.TrimPrefix(tc.want, "^write jsonl: ")
-				if err := tc.doc.WriteJSON(&buf); err == nil || !regexpMatch(jsonWant, err.Error()) {
+				err := tc.doc.WriteJSON(&buf)
+				if err == nil || !regexpMatch(jsonWant, err.Error()) {
 					t.Errorf("WriteJSON: %s: error %v, want match %q", tc.reason, err, jsonWant)
+				}
+				if errors.Is(err, ErrInvalidEvent) != invalidEvent {
+					t.Errorf("WriteJSON: %s: errors.Is(%v, ErrInvalidEvent) = %v", tc.reason, err, !invalidEvent)
 				}
 			}
 		})
