@@ -89,9 +89,12 @@ type Config struct {
 	// possibly in the middle of a step: later frees are then simply not
 	// written, so whatever was live stays live; the open spans are closed
 	// (unless UnclosedSpans). The model depth is chosen from it so that
-	// even small traces hold several complete steps (about 8 steps while
-	// the depth is below its maximum of 32 layers, or of one layer per
-	// device with more than 32 devices).
+	// even small traces hold several complete steps: about 8 steps while
+	// the depth, MemoryEvents/600 layers, is between one layer per device
+	// and its maximum of 32 layers (or one per device with more than 32
+	// devices). Below one layer per device (Devices > MemoryEvents/600)
+	// fewer steps fit, down to one unfinished step: 64 devices need about
+	// 20,000 memory events for four steps.
 	MemoryEvents int
 
 	// Devices is the number of devices, named cuda:0, cuda:1, ...; 0 means
@@ -142,7 +145,7 @@ func SpansTolerance(spans int) int { return spans/100 + 64 }
 // Stats counts what Write wrote.
 type Stats struct {
 	Bytes        int64 // bytes written
-	Records      int64 // lines written, meta included
+	Records      int64 // lines generated, meta included (see Write for a failed write)
 	SpanStarts   int64
 	SpanEnds     int64
 	Ops          int64
@@ -165,8 +168,11 @@ var ErrConfig = errors.New("gen: invalid config")
 
 // Write writes the trace cfg describes to w as JSONL, and says what it
 // wrote. The only errors are an invalid cfg (wrapping ErrConfig, nothing
-// written) and the first error of w (Stats then counts what was generated
-// up to the failing write). Write buffers its output itself; w needs no
+// written) and the first error of w: then Bytes counts what w took, and the
+// other counts what was generated, which includes the records of the
+// failing write and the span_end records of the spans still open, which are
+// closed after it but never written (so SpanEnds may equal SpanStarts for
+// output that was cut short). Write buffers its output itself; w needs no
 // bufio.Writer.
 func Write(w io.Writer, cfg Config) (Stats, error) {
 	if cfg.MemoryEvents < 0 || cfg.Devices < 0 || cfg.Spans < 0 {
@@ -395,7 +401,8 @@ func (g *gen) model() {
 	if g.intn(3) == 0 {
 		g.act = dtF16
 	}
-	// About 8 steps of ~75 memory events per layer while below 32 layers.
+	// About 8 steps of ~75 memory events per layer while between one layer
+	// per device and 32 layers; fewer with more devices than that allows.
 	layers := g.cfg.MemoryEvents / (8 * 75)
 	layers = max(layers, 1, g.devices)
 	layers = min(layers, max(32, g.devices))
