@@ -62,9 +62,11 @@
 // Analyze, AnalyzeMemory, NodeMemoryMetrics, Validate, WriteJSON and
 // WriteJSONL only read the document (and NodeMemoryMetrics its map): any
 // number of them may run on one document at once, from any goroutines, while
-// nothing changes it. Nothing else here is safe for concurrent use unless it
-// says so: an Analyzer is for one goroutine at a time, but separate
-// documents and Analyzers may be used from separate goroutines.
+// nothing changes it. The functions keep no shared state: the readers,
+// AnalyzeStream and the others may run at once on separate inputs. An
+// Analyzer is for one goroutine at a time, but separate Analyzers may be
+// used from separate goroutines. A document passed to any of them must not
+// be nil.
 //
 // On Linux, the readers and Analyze have a second goroutine map in the
 // pages of their big buffers (a few MB and up) while they write them, since

@@ -57,8 +57,10 @@ type Span struct {
 	Step       Step     `json:"step,omitzero"`
 }
 
-// EndNs returns the time the span ended (ns since trace start), and false for
-// a span that never closed.
+// EndNs returns the time the span ended (ns since trace start), and true
+// for a closed span. For a span that never closed it returns false, with
+// StartNs + DurationNs (StartNs for a span a reader made, whose DurationNs is
+// then 0); the analyses end such a span with the trace.
 func (s *Span) EndNs() (uint64, bool) {
 	return addSat(s.StartNs, s.DurationNs), s.Closed
 }
@@ -69,9 +71,9 @@ type Op struct {
 	OpName            string   `json:"op_name"`
 	Inputs            []string `json:"inputs"`           // input tensor ids
 	Output            string   `json:"output,omitempty"` // output tensor id; "" when none
-	Shape             []uint64 `json:"shape"`            // output shape
-	DType             string   `json:"dtype"`
-	Device            string   `json:"device"`
+	Shape             []uint64 `json:"shape"`            // output shape; empty for a scalar, or when unknown (a PyTorch trace gives none)
+	DType             string   `json:"dtype"`            // "" when unknown (a PyTorch trace)
+	Device            string   `json:"device"`           // "" when unknown (a PyTorch trace)
 	DurationNs        uint64   `json:"duration_ns"`
 	TimestampNs       uint64   `json:"timestamp_ns"`            // ns since trace start
 	StorageBytes      *uint64  `json:"storage_bytes,omitempty"` // output bytes; nil when absent
@@ -103,8 +105,8 @@ type MemoryEvent struct {
 	Device      string       `json:"device"`
 	Bytes       uint64       `json:"bytes"`
 	Action      MemoryAction `json:"action"`
-	Shape       []uint64     `json:"shape"`
-	DType       string       `json:"dtype"`
+	Shape       []uint64     `json:"shape"`    // empty for a scalar, or when unknown (a PyTorch trace gives none)
+	DType       string       `json:"dtype"`    // "" when unknown (a PyTorch trace)
 	Category    Category     `json:"category"` // CategoryOther when absent
 }
 
@@ -116,7 +118,7 @@ type DeviceMemorySample struct {
 	UsedBytes     uint64  `json:"used_bytes"`
 	FreeBytes     uint64  `json:"free_bytes"`
 	ReservedBytes *uint64 `json:"reserved_bytes,omitempty"` // nil when absent
-	CapacityBytes *uint64 `json:"capacity_bytes,omitempty"` // nil when absent
+	CapacityBytes *uint64 `json:"capacity_bytes,omitempty"` // nil when absent; 0 means unknown (see Analyze for how a device's capacity is chosen)
 }
 
 // Gradient is a fact about a parameter's gradient, kept as the producer

@@ -61,7 +61,8 @@ func enumText(names []string, i int, typ string) ([]byte, error) {
 	return nil, fmt.Errorf("tracemem: invalid %s %d", typ, i)
 }
 
-// MemoryAction says whether a memory event allocates or frees.
+// MemoryAction says whether a memory event allocates or frees. The zero
+// value is ActionAlloc, so a MemoryEvent built without an Action allocates.
 type MemoryAction uint8
 
 const (
@@ -86,7 +87,8 @@ func (a *MemoryAction) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Phase is what the traced run did: train or infer.
+// Phase is what the traced run did: train or infer. The zero value is
+// PhaseTrain.
 type Phase uint8
 
 const (
@@ -109,7 +111,8 @@ func (p *Phase) UnmarshalText(b []byte) error {
 	return err
 }
 
-// TimingMode says how span durations were measured.
+// TimingMode says how span durations were measured. The zero value is
+// TimingHost.
 type TimingMode uint8
 
 const (
@@ -134,7 +137,8 @@ func (m *TimingMode) UnmarshalText(b []byte) error {
 	return err
 }
 
-// SpanKind classifies a span of the call tree.
+// SpanKind classifies a span of the call tree. The zero value is
+// SpanFunction.
 type SpanKind uint8
 
 const (
@@ -202,7 +206,8 @@ func (s *Step) UnmarshalText(b []byte) error {
 	return err
 }
 
-// GradientState is what a gradient fact found for a parameter.
+// GradientState is what a gradient fact found for a parameter. The zero
+// value is GradientPresent.
 type GradientState uint8
 
 const (

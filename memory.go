@@ -44,15 +44,15 @@ type MemoryProfile struct {
 
 // MemorySummary holds the headline figures of a profile.
 type MemorySummary struct {
-	AllocCount            uint64        `json:"alloc_count"`       // alloc events, duplicates included
-	FreeCount             uint64        `json:"free_count"`        // free events, double and unmatched frees included
-	TotalAllocBytes       uint64        `json:"total_alloc_bytes"` // bytes of all alloc events (saturating)
-	PeakBytes             uint64        `json:"peak_bytes"`        // highest device peak, bytes
-	PeakTimestampNs       uint64        `json:"peak_timestamp_ns"` // when PeakBytes was first reached, ns since trace start
-	PeakDevice            string        `json:"peak_device"`       // "" when there are no memory events
-	PeakByCategory        CategoryBytes `json:"peak_by_category"`  // the peak device's non-zero categories at the peak
-	AutogradRetainedBytes uint64        `json:"autograd_retained_bytes"`
-	PreexistingBytes      uint64        `json:"preexisting_bytes"` // bytes freed but never allocated in the trace
+	AllocCount            uint64        `json:"alloc_count"`             // alloc events, duplicates included
+	FreeCount             uint64        `json:"free_count"`              // free events, double and unmatched frees included
+	TotalAllocBytes       uint64        `json:"total_alloc_bytes"`       // bytes of all alloc events (saturating)
+	PeakBytes             uint64        `json:"peak_bytes"`              // highest device peak, bytes
+	PeakTimestampNs       uint64        `json:"peak_timestamp_ns"`       // when PeakBytes was first reached, ns since trace start
+	PeakDevice            string        `json:"peak_device"`             // "" when there are no memory events
+	PeakByCategory        CategoryBytes `json:"peak_by_category"`        // the peak device's non-zero categories at the peak
+	AutogradRetainedBytes uint64        `json:"autograd_retained_bytes"` // activation bytes live (all devices) just before the first backward event; 0 without one
+	PreexistingBytes      uint64        `json:"preexisting_bytes"`       // bytes freed but never allocated in the trace
 }
 
 // TimelinePoint is the state of one device after one memory event.
@@ -71,7 +71,7 @@ type LiveAllocation struct {
 	SpanID   string   `json:"span_id"`
 	OpName   *string  `json:"op_name"` // nil (null) when the alloc event named none; entries of one breakdown with the same name share the pointer
 	Bytes    uint64   `json:"bytes"`
-	Shape    []uint64 `json:"shape"` // empty, not nil, when the event had none (a scalar)
+	Shape    []uint64 `json:"shape"` // empty, not nil, when the event had none (a scalar, or unknown: a PyTorch trace gives no shapes)
 	DType    string   `json:"dtype"`
 	Device   string   `json:"device"`
 	Category Category `json:"category"`
@@ -133,9 +133,10 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 //   - A free of a tensor never allocated is pre-existing memory, made before
 //     the capture began: its bytes were live on the free's device, under the
 //     free's category, from the start of the timeline until that free.
-//   - A device's capacity is its largest capacity_bytes sample, or else its
-//     largest used_bytes + free_bytes sample; free bytes are capacity − live,
-//     0 when the capacity is unknown or exceeded.
+//   - A device's capacity is its largest capacity_bytes sample (0 when that
+//     is 0: unknown), or, when no sample gives capacity_bytes, its largest
+//     used_bytes + free_bytes sample; free bytes are capacity − live, 0 when
+//     the capacity is unknown or exceeded.
 //   - The timeline has one point per event, for the device the event changed,
 //     after applying it (a free changes the device the tensor lives on,
 //     whatever device it names; a double free, which changes nothing, has

@@ -119,7 +119,10 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // Strings that repeat are interned: the document's strings and shape
 // slices are shared between records; treat them as immutable.
 //
-// Any reader works. One that tells its size (a regular file, as
+// ReadTrace reads r until its end or an error (in blocks, so possibly past
+// the record at fault), may seek it (see ReadChromeTrace), and does not
+// close it; it keeps no reference to r after it returns. Any reader works. One
+// that tells its size (a regular file, as
 // ReadTraceFile opens, or a bytes.Reader, strings.Reader or bytes.Buffer)
 // lets a JSONL trace's sections be sized early, which spares copying them
 // at the end: less time and a lower memory peak on big traces. For gzip
