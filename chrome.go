@@ -172,7 +172,8 @@ import (
 // Errors are *ParseError with the byte Offset (in the decompressed input) and,
 // inside an event, Kind "traceEvents[<index>]". The offset is that of the event
 // at fault (its '{') for a field's value, and that of the byte at fault for
-// JSON syntax. Empty input wraps ErrEmptyTrace; input that is not a Chrome
+// JSON syntax. Empty input (or white space alone) is ErrEmptyTrace itself,
+// as from ReadTrace, not a *ParseError; input that is not a Chrome
 // trace (its first token not JSON, or JSON that is neither an array nor an
 // object with traceEvents) says so and wraps ErrUnknownFormat; a [memory] or
 // [OutOfMemory] event without integer Bytes, Device Type or Device Id, or
@@ -586,7 +587,7 @@ func (p *chromeParser) parse() error {
 	default:
 		_, err := p.dec.ReadToken()
 		if err == io.EOF {
-			return &ParseError{Msg: "empty input", Err: ErrEmptyTrace}
+			return ErrEmptyTrace // as ReadTrace gives it: no place to name
 		}
 		if err != nil {
 			var se *jsontext.SyntacticError
