@@ -5,6 +5,7 @@ package tracemem
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"iter"
 	"strconv"
 
@@ -194,6 +195,11 @@ func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		// Called directly, with more than one value (json.Unmarshal
+		// never passes that).
+		return fmt.Errorf("by category: more data after the object")
 	}
 	*b = out
 	return nil
