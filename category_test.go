@@ -52,6 +52,9 @@ func TestCategoryText(t *testing.T) {
 		if err := back.UnmarshalText([]byte(name)); err != nil || back != c {
 			t.Errorf("UnmarshalText(%q) = %v, %v", name, back, err)
 		}
+		if err := back.UnmarshalText([]byte(strings.ToUpper(name[:1]) + name[1:])); err == nil {
+			t.Errorf("UnmarshalText of %q capitalised was accepted (names are exact, in case too)", name)
+		}
 	}
 	var zero Category
 	if zero != CategoryOther {

@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,16 @@ func TestEnumText(t *testing.T) {
 			}
 			if _, err := tc.parse([]byte(tc.names[0] + " ")); err == nil {
 				t.Error("a name with a trailing space was accepted (names are exact)")
+			}
+			// Names are exact in case too (from a test audit: the
+			// reference reader shared UnmarshalText, so a case-blind
+			// match went unseen).
+			for _, name := range tc.names {
+				for _, other := range []string{strings.ToUpper(name), strings.ToUpper(name[:1]) + name[1:]} {
+					if _, err := tc.parse([]byte(other)); err == nil {
+						t.Errorf("%q was accepted for %q (names are exact, in case too)", other, name)
+					}
+				}
 			}
 			if _, err := tc.parse([]byte("x")); err == nil {
 				t.Error(`a name of one character, "x", was accepted (from a mutation test: only "" may stand for a value)`)

@@ -20,31 +20,31 @@ import (
 
 // The reference records: every field a pointer, so that absent (nil) and
 // present are told apart; json v2 checks the JSON, the types, the ranges of
-// unsigned integers, duplicate names, and the enumerations through their
-// UnmarshalText.
+// unsigned integers and duplicate names, and refEnum the enumerations, by
+// their names in the issue (not through the library's UnmarshalText).
 type (
 	refMeta struct {
-		Schema        *string             `json:"schema"`
-		RunID         *string             `json:"run_id"`
-		CorrelationID *string             `json:"correlation_id"`
-		Entrypoint    *string             `json:"entrypoint"`
-		Phase         *Phase              `json:"phase"`
-		Timestamp     *string             `json:"timestamp"`
-		CaptureStep   *uint64             `json:"capture_step"`
-		WarmupSteps   *uint64             `json:"warmup_steps"`
-		Device        *string             `json:"device"`
-		TimingMode    *TimingMode         `json:"timing_mode"`
-		Tags          *map[string]*string `json:"tags"`
-		CandleVersion *string             `json:"candle_version"`
+		Schema        *string              `json:"schema"`
+		RunID         *string              `json:"run_id"`
+		CorrelationID *string              `json:"correlation_id"`
+		Entrypoint    *string              `json:"entrypoint"`
+		Phase         *refEnum[Phase]      `json:"phase"`
+		Timestamp     *string              `json:"timestamp"`
+		CaptureStep   *uint64              `json:"capture_step"`
+		WarmupSteps   *uint64              `json:"warmup_steps"`
+		Device        *string              `json:"device"`
+		TimingMode    *refEnum[TimingMode] `json:"timing_mode"`
+		Tags          *map[string]*string  `json:"tags"`
+		CandleVersion *string              `json:"candle_version"`
 	}
 	refSpanStart struct {
-		ID       *string   `json:"id"`
-		ParentID *string   `json:"parent_id"`
-		Name     *string   `json:"name"`
-		StartNs  *uint64   `json:"start_ns"`
-		SpanKind *SpanKind `json:"span_kind"`
-		Measured *bool     `json:"measured"`
-		Step     *Step     `json:"step"`
+		ID       *string            `json:"id"`
+		ParentID *string            `json:"parent_id"`
+		Name     *string            `json:"name"`
+		StartNs  *uint64            `json:"start_ns"`
+		SpanKind *refEnum[SpanKind] `json:"span_kind"`
+		Measured *bool              `json:"measured"`
+		Step     *refEnum[Step]     `json:"step"`
 	}
 	refSpanEnd struct {
 		ID         *string `json:"id"`
@@ -66,27 +66,27 @@ type (
 		InputDenseBytes   *uint64    `json:"input_dense_bytes"`
 	}
 	refTensor struct {
-		SpanID           *string    `json:"span_id"`
-		TensorID         *string    `json:"tensor_id"`
-		Shape            *[]*uint64 `json:"shape"`
-		DType            *string    `json:"dtype"`
-		Device           *string    `json:"device"`
-		RequiresGrad     *bool      `json:"requires_grad"`
-		StorageBytes     *uint64    `json:"storage_bytes"`
-		OutputDenseBytes *uint64    `json:"output_dense_bytes"`
-		Category         *Category  `json:"category"`
+		SpanID           *string            `json:"span_id"`
+		TensorID         *string            `json:"tensor_id"`
+		Shape            *[]*uint64         `json:"shape"`
+		DType            *string            `json:"dtype"`
+		Device           *string            `json:"device"`
+		RequiresGrad     *bool              `json:"requires_grad"`
+		StorageBytes     *uint64            `json:"storage_bytes"`
+		OutputDenseBytes *uint64            `json:"output_dense_bytes"`
+		Category         *refEnum[Category] `json:"category"`
 	}
 	refMemory struct {
-		TimestampNs *uint64       `json:"timestamp_ns"`
-		TensorID    *string       `json:"tensor_id"`
-		SpanID      *string       `json:"span_id"`
-		OpName      *string       `json:"op_name"`
-		Device      *string       `json:"device"`
-		Bytes       *uint64       `json:"bytes"`
-		Action      *MemoryAction `json:"action"`
-		Shape       *[]*uint64    `json:"shape"`
-		DType       *string       `json:"dtype"`
-		Category    *Category     `json:"category"`
+		TimestampNs *uint64                `json:"timestamp_ns"`
+		TensorID    *string                `json:"tensor_id"`
+		SpanID      *string                `json:"span_id"`
+		OpName      *string                `json:"op_name"`
+		Device      *string                `json:"device"`
+		Bytes       *uint64                `json:"bytes"`
+		Action      *refEnum[MemoryAction] `json:"action"`
+		Shape       *[]*uint64             `json:"shape"`
+		DType       *string                `json:"dtype"`
+		Category    *refEnum[Category]     `json:"category"`
 	}
 	refDevMem struct {
 		TimestampNs   *uint64 `json:"timestamp_ns"`
@@ -97,11 +97,11 @@ type (
 		CapacityBytes *uint64 `json:"capacity_bytes"`
 	}
 	refGradient struct {
-		EventID *string        `json:"event_id"`
-		Root    *string        `json:"root"`
-		Key     *string        `json:"key"`
-		State   *GradientState `json:"state"`
-		Norm    *float64       `json:"norm"`
+		EventID *string                 `json:"event_id"`
+		Root    *string                 `json:"root"`
+		Key     *string                 `json:"key"`
+		State   *refEnum[GradientState] `json:"state"`
+		Norm    *float64                `json:"norm"`
 	}
 	refEdge struct {
 		FromSpan   *string `json:"from_span"`
@@ -223,6 +223,44 @@ func refTopNames(line []byte) error {
 	return nil
 }
 
+// refEnum is an enumeration value as the reference reads it: by its own
+// table of the format's names, exact in case, "" standing for the zero value
+// only for a step (absent) and a category (other).
+type refEnum[T ~uint8] struct{ v T }
+
+func (e *refEnum[T]) UnmarshalText(b []byte) error {
+	var names []string
+	switch any(e.v).(type) {
+	case MemoryAction:
+		names = []string{"alloc", "free"}
+	case Phase:
+		names = []string{"train", "infer"}
+	case TimingMode:
+		names = []string{"host", "device_synchronized"}
+	case SpanKind:
+		names = []string{"function", "op", "module"}
+	case Step:
+		names = []string{"", "forward", "backward", "optimizer"}
+	case Category:
+		if len(b) == 0 {
+			e.v = 0
+			return nil
+		}
+		names = []string{"other", "parameter", "activation", "gradient", "optimizer"}
+	case GradientState:
+		names = []string{"present", "missing", "zero", "non_finite"}
+	default:
+		panic(fmt.Sprintf("refEnum of %T", e.v))
+	}
+	for i, n := range names {
+		if n == string(b) {
+			e.v = T(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %T %q", e.v, b)
+}
+
 func refStorage(explicit, dense *uint64, shape []uint64, dtype string) *uint64 {
 	if dense != nil {
 		return dense
@@ -233,7 +271,7 @@ func refStorage(explicit, dense *uint64, shape []uint64, dtype string) *uint64 {
 	if _, ok := DTypeBits(dtype); !ok {
 		return nil
 	}
-	v := DenseBytes(shape, dtype)
+	v := refDense(shape, dtype) // a big.Int product, not DenseBytes
 	return &v
 }
 
@@ -302,9 +340,9 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 			if err == nil {
 				sawMeta = true
 				doc.Schema = *m.Schema
-				doc.Run = Run{RunID: *m.RunID, CorrelationID: *m.CorrelationID, Entrypoint: *m.Entrypoint, Phase: *m.Phase,
+				doc.Run = Run{RunID: *m.RunID, CorrelationID: *m.CorrelationID, Entrypoint: *m.Entrypoint, Phase: m.Phase.v,
 					Timestamp: *m.Timestamp, CaptureStep: *m.CaptureStep, WarmupSteps: *m.WarmupSteps, Device: *m.Device,
-					TimingMode: *m.TimingMode, CandleVersion: refStr(m.CandleVersion)}
+					TimingMode: m.TimingMode.v, CandleVersion: refStr(m.CandleVersion)}
 				if m.Tags != nil && len(*m.Tags) > 0 {
 					doc.Run.Tags = map[string]string{}
 					for k, v := range *m.Tags {
@@ -327,9 +365,9 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 				}
 			}
 			if err == nil {
-				sp := Span{ID: *s.ID, ParentID: refStr(s.ParentID), Name: *s.Name, StartNs: *s.StartNs, Kind: *s.SpanKind, Measured: *s.Measured}
+				sp := Span{ID: *s.ID, ParentID: refStr(s.ParentID), Name: *s.Name, StartNs: *s.StartNs, Kind: s.SpanKind.v, Measured: *s.Measured}
 				if s.Step != nil {
-					sp.Step = *s.Step
+					sp.Step = s.Step.v
 				}
 				started[sp.ID] = len(doc.Spans)
 				doc.Spans = append(doc.Spans, sp)
@@ -398,7 +436,7 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 					Device: *o.Device, RequiresGrad: *o.RequiresGrad}
 				te.StorageBytes = refStorage(o.StorageBytes, o.OutputDenseBytes, te.Shape, te.DType)
 				if o.Category != nil {
-					te.Category = *o.Category
+					te.Category = o.Category.v
 				}
 				doc.Tensors = append(doc.Tensors, te)
 			}
@@ -415,9 +453,9 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 			}
 			if err == nil {
 				ev := MemoryEvent{TimestampNs: *o.TimestampNs, TensorID: *o.TensorID, SpanID: *o.SpanID, OpName: refStr(o.OpName),
-					Device: *o.Device, Bytes: *o.Bytes, Action: *o.Action, Shape: shape, DType: *o.DType}
+					Device: *o.Device, Bytes: *o.Bytes, Action: o.Action.v, Shape: shape, DType: *o.DType}
 				if o.Category != nil {
-					ev.Category = *o.Category
+					ev.Category = o.Category.v
 				}
 				doc.Memory = append(doc.Memory, ev)
 			}
@@ -438,7 +476,7 @@ func refReadJSONL(r io.Reader) (*TraceDocument, error) {
 					"state": o.State != nil})
 			}
 			if err == nil {
-				doc.Gradients = append(doc.Gradients, Gradient{EventID: *o.EventID, Root: *o.Root, Key: *o.Key, State: *o.State, Norm: o.Norm})
+				doc.Gradients = append(doc.Gradients, Gradient{EventID: *o.EventID, Root: *o.Root, Key: *o.Key, State: o.State.v, Norm: o.Norm})
 			}
 		case "edge":
 			var o refEdge

@@ -338,7 +338,10 @@ func refNodeMetrics(doc *TraceDocument, opNodeIDs map[OpKey]string) map[string]N
 	for _, op := range doc.Ops {
 		idx := counts[op.SpanID]
 		counts[op.SpanID]++
-		b := op.Bytes()
+		b := refDense(op.Shape, op.DType) // not op.Bytes: the reference's own size
+		if op.StorageBytes != nil {
+			b = *op.StorageBytes
+		}
 		if b == 0 {
 			continue
 		}

@@ -1476,7 +1476,10 @@ func stackCopied(tree *spanTree, a *tracemem.LiveAllocation) []string {
 			spans = append(spans[:maxStackFrames-1], elidedFrame)
 		}
 	}
-	if a.OpName == nil || opSpanNamed(tree, a.SpanID, *a.OpName) {
+	// The op's frame is left out when the allocating span is an op span of
+	// the op's name (spelled out here, not opSpanNamed, which buildPprof
+	// calls).
+	if s, ok := tree.span(a.SpanID); a.OpName == nil || ok && s.kind == tracemem.SpanOp && s.name == *a.OpName {
 		return spans
 	}
 	stack := append([]string{*a.OpName}, spans...)

@@ -469,9 +469,15 @@ func TestParseUint(t *testing.T) {
 }
 
 // pathWalked is how a path was printed before pathTo: every name of the
-// chain, then joinPath. The reference pathTo is checked against.
+// chain, joined, and past maxPathNames elided to the first two and the last
+// maxPathNames−2 around "…" (spelled out here, not joinPath, which pathTo
+// calls). The reference pathTo is checked against.
 func pathWalked(t *spanTree, id string, leaf ...string) string {
-	return joinPath(append(t.pathNames(id), leaf...))
+	names := append(t.pathNames(id), leaf...)
+	if n := len(names); n > maxPathNames {
+		names = slices.Concat(names[:2], []string{"…"}, names[n-(maxPathNames-2):])
+	}
+	return strings.Join(names, pathSep)
 }
 
 // TestPathToAsWalked: on random forests of chains 0 to 40 spans deep (with
