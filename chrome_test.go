@@ -1353,7 +1353,7 @@ func refNestSpans(spans []chromeSpan) (steps int) {
 			if s.end <= top.end {
 				break
 			}
-			if s.start < top.end && uint64(s.end)-uint64(top.end) <= chromeRoundingNs {
+			if s.start < top.end && uint64(s.end)-uint64(top.end) <= 1000 { // 1 µs, the rule (not chromeRoundingNs)
 				for k := len(stack) - 1; k >= 0 && spans[stack[k]].end < s.end; k-- {
 					spans[stack[k]].end = s.end
 					steps++

@@ -4,8 +4,10 @@ package tracemem
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -68,16 +70,25 @@ func isChromeInput(data []byte) bool {
 	return err == nil && format == formatChrome
 }
 
-// FuzzReadTrace: ReadTrace never panics; an error names where; an accepted
-// candle-graph input written with WriteJSONL (and WriteJSON) reads back to
-// an equal document.
+// FuzzReadTrace: ReadTrace never panics; an error names where (a
+// *ParseError that starts with its line or offset; only an empty input and
+// gzip's own header errors have no place); an accepted candle-graph input
+// written with WriteJSONL (and WriteJSON) reads back to an equal document.
 func FuzzReadTrace(f *testing.F) {
 	fuzzSeeds(f)
+	where := regexp.MustCompile(`^(line|offset) \d+: `)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := ReadTrace(bytes.NewReader(data))
 		if err != nil {
-			if err.Error() == "" {
-				t.Fatal("empty error text")
+			var pe *ParseError
+			switch {
+			case errors.As(err, &pe):
+				if !where.MatchString(err.Error()) {
+					t.Fatalf("error %q names no line or offset", err)
+				}
+			case err == ErrEmptyTrace, strings.HasPrefix(err.Error(), "gzip: "):
+			default:
+				t.Fatalf("error %v (%T) is not a *ParseError", err, err)
 			}
 			if !utf8.ValidString(err.Error()) {
 				t.Fatalf("error text is not valid UTF-8: %q", err)

@@ -835,3 +835,41 @@ func ExampleWrite() {
 	// 2000 memory records, 1046 allocs
 	// true
 }
+
+// TestViewOps: the view ops (reshape) that a span target above the natural
+// ratio adds carry storage_bytes 0 and allocate nothing, as the package doc
+// says (from a test audit: reshape ops carrying their output's bytes passed
+// every test, as only configs without a span target were checked for it).
+func TestViewOps(t *testing.T) {
+	var cfg gen.Config
+	for _, c := range configs {
+		if c.name == "many-spans" {
+			cfg = c.cfg
+		}
+	}
+	data := replayed(t, cfg).data
+	views := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.Kind == "op" && r.OpName != nil && *r.OpName == "reshape":
+			if r.StorageBytes == nil || *r.StorageBytes != 0 || r.Output == nil {
+				t.Fatalf("view op %s: storage_bytes %v, output %v; want 0 and an output", sc.Bytes(), r.StorageBytes, r.Output)
+			}
+			views[*r.Output] = true
+		case r.Kind == "memory" && views[r.TensorID]:
+			t.Fatalf("memory record %s for the output of a view op", sc.Bytes())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(views) < 100 {
+		t.Fatalf("%d view ops in a trace of 4000 memory events and 12,000 spans, want many", len(views))
+	}
+}

@@ -85,6 +85,33 @@ func TestPopulateMapsPages(t *testing.T) {
 	}
 }
 
+// TestPopulateBackward: a buffer is mapped in from its end: with its first
+// chunk unmapped (so that populating it fails, ENOMEM), the call fails only
+// after it has mapped in the rest (from a test audit: a forward walk passed
+// every test, as the tests map whole buffers or stop at once).
+func TestPopulateBackward(t *testing.T) {
+	const n = 4 * chunk
+	b := fresh(t, n)
+	// Directly: syscall.Munmap takes whole mappings only. The cleanup's
+	// Munmap of all of b still works.
+	if _, _, errno := syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(&b[0])), chunk, 0); errno != 0 {
+		t.Fatal(errno)
+	}
+	var halt atomic.Bool
+	err := populateBackward(b, &halt)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("this kernel cannot map pages in ahead (MADV_POPULATE_WRITE)")
+	}
+	if err == nil {
+		t.Fatal("populating a buffer whose first chunk is unmapped did not fail")
+	}
+	rest := b[chunk:]
+	pages := int64(len(rest) / syscall.Getpagesize())
+	if got := writeFaults(t, rest); got > pages/10 {
+		t.Errorf("%d faults writing the %d pages after the unmapped chunk, want under %d: they were not mapped in before it", got, pages, pages/10)
+	}
+}
+
 // TestAheadStops: stop ends the helper promptly: called at once on 128 MB
 // of fresh memory (about 0.3 s of work here), it leaves most pages to fault
 // when written. A helper that ignored it would have mapped them all in by

@@ -44,3 +44,30 @@ func TestParseFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestFormatEndsLines: Format ends the comment and each file with a newline
+// when they lack one, so that the next marker starts a line of its own (from
+// a test audit: every case of TestParseFormat already ended its lines, and a
+// Format that glued "-- stderr --" to a stdout without a final newline
+// passed).
+func TestFormatEndsLines(t *testing.T) {
+	tests := []struct {
+		name, why string
+		comment   string
+		files     []File
+		want      string
+	}{
+		{"comment", "a comment without a final newline gets one", "why", []File{{"a", []byte("A\n")}}, "why\n-- a --\nA\n"},
+		{"file", "a file without a final newline gets one before the next marker", "", []File{{"out", []byte("x")}, {"err", []byte("y")}}, "-- out --\nx\n-- err --\ny\n"},
+		{"empty", "an empty comment or file gets none", "", []File{{"e", nil}, {"f", []byte{}}}, "-- e --\n-- f --\n"},
+	}
+	for _, tt := range tests {
+		got := string(Format([]byte(tt.comment), tt.files))
+		if got != tt.want {
+			t.Errorf("%s: %s: Format = %q, want %q", tt.name, tt.why, got, tt.want)
+		}
+		if _, files := Parse([]byte(got)); len(files) != len(tt.files) {
+			t.Errorf("%s: %d files read back, want %d", tt.name, len(files), len(tt.files))
+		}
+	}
+}
