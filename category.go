@@ -33,12 +33,13 @@ var categoryNames = []string{"other", "parameter", "activation", "gradient", "op
 // Categories lists every category in display order (other last). It is the
 // callers' copy: the library keeps its own, so that changing it changes no
 // output.
-var Categories = displayOrder
-
-// displayOrder is the order the library lists categories in.
-var displayOrder = [NumCategories]Category{
+var Categories = [NumCategories]Category{
 	CategoryParameter, CategoryActivation, CategoryGradient, CategoryOptimizer, CategoryOther,
 }
+
+// displayOrder is the order the library lists categories in: a copy of
+// Categories made at start-up.
+var displayOrder = Categories
 
 // String returns the category's JSON name ("activation"), or
 // "Category(n)" for a value out of range.
