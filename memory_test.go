@@ -223,7 +223,11 @@ func TestAnalyzePrefaultChangesNothing(t *testing.T) {
 				}
 				return p
 			}
+			before := prefault.Pending()
 			with, without := analyze(2), analyze(1)
+			if n := prefault.Pending() - before; n != 0 {
+				t.Errorf("%d helpers not stopped after the calls", n)
+			}
 			if n := len(with.Timeline) * int(unsafe.Sizeof(TimelinePoint{})); n < prefault.MinBytes {
 				t.Fatalf("the timeline (%d bytes) is too small to be mapped in ahead", n)
 			}

@@ -1259,8 +1259,15 @@ func TestReadTracePrefaultChangesNothing(t *testing.T) {
 			}
 			return d, ""
 		}
+		before := prefault.Pending()
 		with, withErr := read(2)
 		without, withoutErr := read(1)
+		// Every helper started is stopped by the time ReadTrace returns
+		// (from a test audit: an error path that left the last chunk's
+		// helper running, and its huge-page advice in place, passed).
+		if n := prefault.Pending() - before; n != 0 {
+			t.Errorf("%s (%s): %d helpers not stopped after the reads", c.name, c.reason, n)
+		}
 		if withErr != withoutErr {
 			t.Errorf("%s (%s): error %q with the helper, %q without", c.name, c.reason, withErr, withoutErr)
 		}

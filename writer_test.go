@@ -633,7 +633,7 @@ func TestWriteValuesRoundTrip(t *testing.T) {
 		name, reason string
 		doc          *TraceDocument
 	}{
-		{"norms", "a norm is written with the shortest text that reads back to the same float64",
+		{"norms", "a norm reads back to the same float64 (its text: TestWriteNormText)",
 			base(func(d *TraceDocument) {
 				for _, v := range []float64{0.1, 1.0 / 3, math.Pi, 1e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.123456789} {
 					d.Gradients = append(d.Gradients, Gradient{EventID: "g", Norm: rdF64(v)})
@@ -756,6 +756,30 @@ func TestWriteJSONLFieldNames(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, w) {
 			t.Errorf("%s record has fields %v, want the document's %v", m["kind"], got, w)
+		}
+	}
+}
+
+// TestWriteNormText: WriteJSONL writes a gradient norm with the fewest
+// significant digits that read back to the same float64, in strconv's 'g'
+// form (an exponent below 1e-4 and from 1e6 on); from a test audit: a writer of
+// 25 digits in exponent form passed every test, which read the values
+// back only.
+func TestWriteNormText(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0.1, "0.1"}, {1.5, "1.5"}, {100, "100"}, {1.0 / 3, "0.3333333333333333"},
+		{1e-300, "1e-300"}, {0.0001, "0.0001"}, {0.00001, "1e-05"}, {123456, "123456"}, {1234567, "1.234567e+06"}, {1e21, "1e+21"},
+	} {
+		doc := &TraceDocument{Gradients: []Gradient{{EventID: "g", Norm: rdF64(c.v)}}}
+		var b bytes.Buffer
+		if err := doc.WriteJSONL(&b); err != nil {
+			t.Fatal(err)
+		}
+		if want := `"norm":` + c.want + "}"; !strings.Contains(b.String(), want) {
+			t.Errorf("norm %v: wrote %s, want %s", c.v, strings.TrimSpace(b.String()), want)
 		}
 	}
 }

@@ -36,6 +36,15 @@ const chunk = 256 << 10
 // later calls do not start a goroutine for nothing.
 var unsupported atomic.Bool
 
+// pending counts the calls of Ahead that had work (a helper or advice)
+// whose stop has not been called.
+var pending atomic.Int64
+
+// Pending returns the number of Ahead calls with work to stop whose stop
+// has not been called yet: for tests that a caller stops every helper it
+// starts, on error paths too.
+func Pending() int64 { return pending.Load() }
+
 // Bytes returns the memory of s[:cap(s)], as Ahead takes it.
 func Bytes[T any](s []T) []byte {
 	n := uintptr(cap(s)) * unsafe.Sizeof(*new(T))
@@ -76,8 +85,12 @@ func Ahead(bufs ...[]byte) (stop func()) {
 	}
 	big := slices.DeleteFunc(slices.Clone(bufs), func(b []byte) bool { return !isBig(b) })
 	unadvise := adviseHuge(slices.DeleteFunc(slices.Clone(big), func(b []byte) bool { return len(b) < HugeMinBytes }))
+	pending.Add(1)
 	if runtime.GOMAXPROCS(0) < 2 || unsupported.Load() {
-		return sync.OnceFunc(unadvise)
+		return sync.OnceFunc(func() {
+			unadvise()
+			pending.Add(-1)
+		})
 	}
 	var halt atomic.Bool
 	done := make(chan struct{})
@@ -92,6 +105,7 @@ func Ahead(bufs ...[]byte) (stop func()) {
 		halt.Store(true)
 		<-done
 		unadvise()
+		pending.Add(-1)
 	})
 }
 

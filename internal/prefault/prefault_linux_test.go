@@ -257,3 +257,26 @@ func TestAheadAdvisesHugePages(t *testing.T) {
 		})
 	}
 }
+
+// TestPending: Pending counts the Ahead calls with work whose stop has not
+// been called, with a helper and without one (GOMAXPROCS 1), once per stop
+// however often it is called; calls without work count for nothing.
+func TestPending(t *testing.T) {
+	b := fresh(t, 4*MinBytes)
+	before := Pending()
+	for _, procs := range []int{2, 1} {
+		old := runtime.GOMAXPROCS(procs)
+		stop := Ahead(b)
+		small := Ahead(make([]byte, MinBytes-1))
+		if n := Pending() - before; n != 1 {
+			t.Errorf("GOMAXPROCS %d: Pending = %d after one Ahead with work, want 1", procs, n)
+		}
+		stop()
+		stop()
+		small()
+		if n := Pending() - before; n != 0 {
+			t.Errorf("GOMAXPROCS %d: Pending = %d after stop, want 0", procs, n)
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}
