@@ -1976,6 +1976,9 @@ func TestChromeBackwardNames(t *testing.T) {
 		{"autograd::engine", "the engine's name cut short", false},
 		{"ProfilerStep#1", "a step", false},
 		{"", "no name", false},
+		{"call autograd::engine::evaluate_function: MmBackward0 later", "the engine's scope only at the start of a name (from a test audit: a match anywhere passed)", false},
+		{"my torch::autograd::AccumulateGrad", "the engine's own nodes only at the start", false},
+		{"struct  torch::autograd::AccumulateGrad", "after exactly one \"struct \"", false},
 	} {
 		if got := isBackwardName([]byte(tc.name)); got != tc.want {
 			t.Errorf("isBackwardName(%q) = %v, want %v (%s)", tc.name, got, tc.want, tc.reason)

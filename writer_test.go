@@ -131,6 +131,8 @@ func TestWriteJSONLStreamOrder(t *testing.T) {
 				Kind        string `json:"kind"`
 				ID          string `json:"id"`
 				TimestampNs uint64 `json:"timestamp_ns"`
+				OpName      string `json:"op_name"`
+				Device      string `json:"device"`
 			}
 			var recs []rec
 			sc := bufio.NewScanner(&buf)
@@ -148,6 +150,7 @@ func TestWriteJSONLStreamOrder(t *testing.T) {
 			startAt, endAt := map[string]int{}, map[string]int{}
 			var memAt []int
 			var memTs []uint64
+			var ops, samples []rec
 			for i, r := range recs {
 				switch r.Kind {
 				case "span_start":
@@ -157,11 +160,30 @@ func TestWriteJSONLStreamOrder(t *testing.T) {
 				case "memory":
 					memAt = append(memAt, i)
 					memTs = append(memTs, r.TimestampNs)
+				case "op":
+					ops = append(ops, r)
+				case "device_memory":
+					samples = append(samples, r)
 				}
 			}
 			for i, ev := range doc.Memory {
 				if memTs[i] != ev.TimestampNs {
 					t.Fatalf("memory record %d has timestamp %d, document %d: order changed", i, memTs[i], ev.TimestampNs)
+				}
+			}
+			// Ops and samples keep document order too (from a test audit:
+			// only the memory records were checked).
+			if len(ops) != len(doc.Ops) || len(samples) != len(doc.DeviceMemory) {
+				t.Fatalf("%d op and %d device_memory records for %d and %d", len(ops), len(samples), len(doc.Ops), len(doc.DeviceMemory))
+			}
+			for i, op := range doc.Ops {
+				if ops[i].TimestampNs != op.TimestampNs || ops[i].OpName != op.OpName {
+					t.Fatalf("op record %d is %s at %d, document %s at %d: order changed", i, ops[i].OpName, ops[i].TimestampNs, op.OpName, op.TimestampNs)
+				}
+			}
+			for i, d := range doc.DeviceMemory {
+				if samples[i].TimestampNs != d.TimestampNs || samples[i].Device != d.Device {
+					t.Fatalf("device_memory record %d is %s at %d, document %s at %d: order changed", i, samples[i].Device, samples[i].TimestampNs, d.Device, d.TimestampNs)
 				}
 			}
 			monotone := true
