@@ -57,11 +57,12 @@ func filesTable(t *testing.T, stdout string) []filesRow {
 }
 
 // The traces of TestSummarySeveralFiles: two with the same peak (300 B),
-// one with all of double free, duplicate alloc and size mismatch, and a
-// smaller one read from standard input.
+// one with every anomaly kind (an unmatched free first, whose pre-existing
+// bytes are in no point, so they leave the peak as it is), and a smaller
+// one read from standard input.
 var (
 	summaryStdinTrace = jsonlTrace(startRec("root", "step", "", 0), memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation"), endRec("root", 100))
-	summaryAnomTrace  = jsonlTrace(startRec("root", "step", "", 0),
+	summaryAnomTrace  = jsonlTrace(startRec("root", "step", "", 0), memRec(5, "free", "u", "root", "cuda:0", 50, "activation"),
 		memRec(10, "alloc", "a", "root", "cuda:0", 100, "activation"), memRec(20, "free", "a", "root", "cuda:0", 100, "activation"), memRec(30, "free", "a", "root", "cuda:0", 100, "activation"),
 		memRec(40, "alloc", "b", "root", "cuda:0", 200, "activation"), memRec(50, "alloc", "b", "root", "cuda:0", 300, "activation"), memRec(60, "free", "b", "root", "cuda:0", 999, "activation"),
 		endRec("root", 100))
@@ -95,7 +96,7 @@ func TestSummarySeveralFilesLayout(t *testing.T) {
 		t.Fatalf("the test wants a tie of the highest peaks at files 1 and 2; peaks %d %d %d",
 			profiles[0].Summary.PeakBytes, profiles[1].Summary.PeakBytes, profiles[2].Summary.PeakBytes)
 	}
-	if a := profiles[1].Anomalies; a.SizeMismatches == 0 || a.DoubleFrees == 0 || a.DuplicateAllocs == 0 {
+	if a := profiles[1].Anomalies; a.UnmatchedFrees == 0 || a.SizeMismatches == 0 || a.DoubleFrees == 0 || a.DuplicateAllocs == 0 {
 		t.Fatalf("the test wants every anomaly kind in %s: %+v", pa, a)
 	}
 	rows := filesTable(t, r.stdout)
