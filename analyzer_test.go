@@ -127,6 +127,17 @@ func TestAnalyzerErrors(t *testing.T) {
 	if err := bad2.AddSpan(&Span{ID: "s"}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("AddSpan with negative MaxTimelinePoints = %v, want ErrInvalidOptions", err)
 	}
+	// Every input method says so, whichever comes first (EndSpan's and
+	// AddDeviceMemory's were run by no test).
+	for name, call := range map[string]func(*Analyzer) error{
+		"EndSpan":         func(a *Analyzer) error { return a.EndSpan("s", 1) },
+		"AddDeviceMemory": func(a *Analyzer) error { return a.AddDeviceMemory(&DeviceMemorySample{Device: "cuda:0"}) },
+		"AddOp":           func(a *Analyzer) error { return a.AddOp(&Op{SpanID: "s"}) },
+	} {
+		if err := call(NewAnalyzer(Options{MaxTimelinePoints: -1})); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%s first with negative MaxTimelinePoints = %v, want ErrInvalidOptions", name, err)
+		}
+	}
 	if diff := cmp.Diff(AnalyzeMemory(&TraceDocument{}), bad2.Profile()); diff != "" {
 		t.Errorf("Profile with invalid options is not that of an empty trace (-want +got):\n%s", diff)
 	}

@@ -24,7 +24,7 @@ type point struct {
 // survives exactly, because the highest point of the window holding the peak
 // is the peak itself.
 type timeline struct {
-	max   int     // 0: keep every point
+	max   int     // the most points kept, > 0 (without a limit the Analyzer keeps its points in one list)
 	w     uint64  // window size, a power of two
 	kept  []point // highest point of each full window
 	open  point   // highest point of the current, partial window
@@ -32,10 +32,6 @@ type timeline struct {
 }
 
 func (t *timeline) add(p point) {
-	if t.max == 0 {
-		t.kept = append(t.kept, p)
-		return
-	}
 	if t.w == 0 {
 		t.w = 1
 	}
