@@ -579,11 +579,8 @@ func (a *Analyzer) Add(ev *MemoryEvent) error {
 
 // add replays one memory event, whose tensor id has hash h; with keep, ev
 // stays unchanged while the Analyzer lives (an event of a document) and is
-// referred to, not copied.
+// referred to, not copied. The callers have checked the options (a.err).
 func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
-	if a.err != nil { // Analyze's replay: made by NewAnalyzer, no start needed
-		return a.err
-	}
 	if ev.TimestampNs < a.lastTs {
 		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
 	}
