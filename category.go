@@ -170,14 +170,14 @@ func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.ReadToken(); err != nil {
-		return err
+		return fmt.Errorf("by category: %w", err)
 	} else if tok.Kind() != '{' {
 		return fmt.Errorf("by category: want an object, got %v", tok.Kind())
 	}
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return err
+			return fmt.Errorf("by category: %w", err)
 		}
 		var c Category
 		if err := c.UnmarshalText([]byte(name.String())); err != nil {
@@ -185,7 +185,7 @@ func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 		}
 		val, err := dec.ReadValue()
 		if err != nil {
-			return err
+			return fmt.Errorf("by category: %w", err)
 		}
 		v, ok := parseUint(val)
 		if !ok { // said as the readers say it
@@ -195,7 +195,7 @@ func (b *CategoryBytes) UnmarshalJSON(data []byte) error {
 		out.Present = out.Present.With(c)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return err
+		return fmt.Errorf("by category: %w", err)
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
 		// Called directly, with more than one value (json.Unmarshal

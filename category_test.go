@@ -165,6 +165,10 @@ func TestCategoryBytes(t *testing.T) {
 		{`{"other":1.5}`, `^by category: other: want an unsigned integer, got non-integer number 1.5$`, "a fraction"},
 		{`{"activation":1} {"gradient":3}`, `^by category: more data after the object$`, "two objects are not one (from an API review: the second was dropped)"},
 		{`{"activation":1} x`, `^by category: more data after the object$`, "nor an object and text"},
+		{``, `^by category: .*EOF`, "no value at all"},
+		{`{"other":1`, `^by category: .*EOF`, "an object cut short after a value"},
+		{`{"other"`, `^by category: .*EOF`, "an object cut short after a name"},
+		{`{"other":1 "gradient":2}`, `^by category: .*invalid character`, "a missing comma"},
 	} {
 		back = CategoryBytes{Present: CategorySet(0).With(CategoryOther)} // left empty on an error
 		err := back.UnmarshalJSON([]byte(bad.in))
