@@ -1016,6 +1016,33 @@ func TestReportTables(t *testing.T) {
 	}
 }
 
+// TestReportChartInsideSVG: the plot keeps inside its 1000×300 SVG, with
+// the margins worked out by hand (70 left, 20 right, 24 top, 36 bottom):
+// the live outline of a 4 MiB alloc and free ends at the axis end, x 980,
+// at zero bytes, y 264, and stays within those bounds (from a mutation
+// test: TestReportChartGeometry scales with the same constants as the
+// chart, so a plot drawn past the SVG's edges passed it).
+func TestReportChartInsideSVG(t *testing.T) {
+	_, data := reportOf(t, rootTrace(memRec(10, "alloc", "a", "root", "cuda:0", 4*mib, "activation"), memRec(20, "free", "a", "root", "cuda:0", 4*mib, "activation")))
+	_, charts := parseReport(t, data)
+	if len(charts) != 1 {
+		t.Fatalf("%d charts, want 1", len(charts))
+	}
+	live := charts[0].find("path", "class", "live")
+	if len(live) != 1 {
+		t.Fatalf("%d live outlines, want 1", len(live))
+	}
+	vs := pathVertices(t, live[0].attrs["d"])
+	if last := vs[len(vs)-1]; last != [2]float64{980, 264} {
+		t.Errorf("the live outline ends at %v, want (980, 264): the axis end at zero bytes", last)
+	}
+	for _, v := range vs {
+		if v[0] < 70 || v[0] > 980 || v[1] < 24 || v[1] > 264 {
+			t.Errorf("vertex %v outside the plot (x 70 to 980, y 24 to 264)", v)
+		}
+	}
+}
+
 // TestReportSummaryTable: the Summary table gives each of the profile's
 // figures in its own row, worked out by hand from a profile whose figures
 // all differ (from a test audit: allocs and frees swapped, two anomaly

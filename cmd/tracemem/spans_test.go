@@ -406,6 +406,8 @@ func TestTapRecordForms(t *testing.T) {
 	}{
 		{"null parent", `{"kind": "span_start", "id": "r", "name": "root", "start_ns": 0, ` + rest + `, "parent_id": null}`,
 			"an explicit null parent_id is absent: a root", 0},
+		{"null step", `{"kind": "span_start", "id": "r", "name": "root", "start_ns": 0, ` + rest + `, "step": null}`,
+			"an explicit null step (a string member) is absent too (from a mutation test: only the raw member parent_id was tried)", 0},
 		{"kind in a nested array", `{"id": "r", "tags": [1, "kind"], "kind": "span_start", "name": "root", "start_ns": 0, ` + rest + `}`,
 			`"kind" after a comma inside an array is a value, not the record's kind`, 0},
 		{"20-digit start_ns", `{"kind": "span_start", "id": "r", "name": "root", "start_ns": 10000000000000000000, ` + rest + `}`,

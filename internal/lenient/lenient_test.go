@@ -314,6 +314,7 @@ func TestDefectAt(t *testing.T) {
 		{`[1,\q]`, 3, 0, 0, None, "a backslash outside strings is invalid JSON, not a bad escape"},
 		{`"\\",\q`, 5, 0, 0, None, "outside, after a string that ends in an escaped backslash"},
 		{"\"a\tb\"", 2, 2, 3, ControlChar, "a raw tab in a string"},
+		{`"a b"`, 2, 0, 0, None, "a space in a string is no control character (from a mutation test: c <= 0x20 passed)"},
 		{"\"inf\x01\"", 4, 4, 5, ControlChar, "in a string, after a word that would be a non-finite number outside one"},
 		{"\x01{}", 0, 0, 0, None, "a control character outside strings is invalid JSON (a binary file)"},
 		{`"a",x` + "\x00", 5, 0, 0, None, "also after a string"},
