@@ -58,10 +58,8 @@ func (f *Reader) Read(p []byte) (int, error) {
 	}
 	for f.start == f.done {
 		if f.err != nil {
-			if f.done < f.end {
-				f.process(true)
-				continue
-			}
+			// process(true) ran when the error came: everything read is
+			// decided and handed out.
 			return 0, f.err
 		}
 		// Keep the undecided tail, at the front.
