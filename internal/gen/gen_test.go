@@ -847,28 +847,18 @@ func TestViewOps(t *testing.T) {
 			cfg = c.cfg
 		}
 	}
-	data := replayed(t, cfg).data
 	views := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
+	eachRecord(t, replayed(t, cfg).data, func(line []byte, r *record) {
 		switch {
 		case r.Kind == "op" && r.OpName != nil && *r.OpName == "reshape":
 			if r.StorageBytes == nil || *r.StorageBytes != 0 || r.Output == nil {
-				t.Fatalf("view op %s: storage_bytes %v, output %v; want 0 and an output", sc.Bytes(), r.StorageBytes, r.Output)
+				t.Fatalf("view op %s: storage_bytes %v, output %v; want 0 and an output", line, r.StorageBytes, r.Output)
 			}
 			views[*r.Output] = true
 		case r.Kind == "memory" && views[r.TensorID]:
-			t.Fatalf("memory record %s for the output of a view op", sc.Bytes())
+			t.Fatalf("memory record %s for the output of a view op", line)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(views) < 100 {
 		t.Fatalf("%d view ops in a trace of 4000 memory events and 12,000 spans, want many", len(views))
 	}
@@ -880,6 +870,27 @@ func TestViewOps(t *testing.T) {
 func TestOpStorageBytes(t *testing.T) {
 	data, _ := generate(t, gen.Config{Seed: 1, MemoryEvents: 20000})
 	with, all := 0, 0
+	eachRecord(t, data, func(_ []byte, r *record) {
+		if r.Kind != "op" || r.OpName != nil && *r.OpName == "reshape" {
+			return
+		}
+		all++
+		if r.StorageBytes != nil {
+			with++
+		}
+	})
+	if all < 1000 {
+		t.Fatalf("%d ops, want more than 1000 for the share to tell", all)
+	}
+	// 0.72 with seed 1: two thirds of the ops draw one, and a few always carry one.
+	if share := float64(with) / float64(all); share < 0.6 || share > 0.8 {
+		t.Errorf("%d of %d ops (%.2f) carry storage_bytes, want about two thirds", with, all, share)
+	}
+}
+
+// eachRecord calls f with each line of the JSONL data and its record.
+func eachRecord(t *testing.T, data []byte, f func(line []byte, r *record)) {
+	t.Helper()
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -887,19 +898,9 @@ func TestOpStorageBytes(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Kind != "op" || r.OpName != nil && *r.OpName == "reshape" {
-			continue
-		}
-		all++
-		if r.StorageBytes != nil {
-			with++
-		}
+		f(sc.Bytes(), &r)
 	}
-	if all < 1000 {
-		t.Fatalf("%d ops, want more than 1000 for the share to tell", all)
-	}
-	// 0.72 with seed 1: two thirds of the ops draw one, and a few always carry one.
-	if share := float64(with) / float64(all); share < 0.6 || share > 0.8 {
-		t.Errorf("%d of %d ops (%.2f) carry storage_bytes, want about two thirds", with, all, share)
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
