@@ -802,3 +802,51 @@ func TestSkipNodeMetricsForgetsEndedSpans(t *testing.T) {
 		t.Errorf("autograd_retained_bytes %d, want 8: the event of c, under the backward span b, both ended, is the first backward one", got)
 	}
 }
+
+// TestAnalyzerCacheEdges: three cases a mutation run of analyzer.go showed
+// no test held, each with the observable answer the mutant changed.
+func TestAnalyzerCacheEdges(t *testing.T) {
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("forgotten backward span", func(t *testing.T) {
+		// With SkipNodeMetrics a record naming a backward span that ended
+		// (and was forgotten) still takes the backward step, also when the
+		// span's id was looked up, and cached, while it was open (a stale
+		// cache entry gave no step: autograd retained 0).
+		a := NewAnalyzer(Options{SkipNodeMetrics: true})
+		must(a.AddSpan(&Span{ID: "b", Step: StepBackward}))
+		must(a.AddSpan(&Span{ID: "c", ParentID: "b"})) // looks "b" up
+		must(a.Add(&MemoryEvent{TimestampNs: 1, TensorID: "act", Device: "d", Bytes: 100, Action: ActionAlloc, Category: CategoryActivation}))
+		must(a.EndSpan("b", 5))
+		must(a.Add(&MemoryEvent{TimestampNs: 2, TensorID: "g", SpanID: "b", Device: "d", Bytes: 50, Action: ActionAlloc, Category: CategoryGradient}))
+		if got := a.Profile().Summary.AutogradRetainedBytes; got != 100 {
+			t.Errorf("AutogradRetainedBytes = %d, want 100 (the activation live at the first backward event)", got)
+		}
+	})
+	t.Run("zero-byte op after its span's end", func(t *testing.T) {
+		// An op of 0 bytes has no node, so it comes in time however late:
+		// it cannot change bytes already measured.
+		a := NewAnalyzer(Options{})
+		must(a.AddSpan(&Span{ID: "s", Closed: true, DurationNs: 10}))
+		must(a.Add(&MemoryEvent{TimestampNs: 20, TensorID: "x", Device: "d", Bytes: 8, Action: ActionAlloc}))
+		zero := uint64(0)
+		if err := a.AddOp(&Op{SpanID: "s", Output: "x", StorageBytes: &zero}); err != nil {
+			t.Errorf("AddOp of a 0-byte op after the span's end: %v, want nil", err)
+		}
+	})
+	t.Run("span id empty", func(t *testing.T) {
+		// A span whose id is "" (nothing refuses one) gets the bytes of
+		// the events that name it; an empty cache entry must not match "".
+		doc := &TraceDocument{
+			Spans:  []Span{{ID: ""}},
+			Memory: []MemoryEvent{{TensorID: "t", SpanID: "", Device: "d", Bytes: 100, Action: ActionAlloc}},
+		}
+		if got := NodeMemoryMetrics(doc, nil)[""].PeakBytes; got != 100 {
+			t.Errorf(`span "": PeakBytes = %d, want 100`, got)
+		}
+	})
+}
