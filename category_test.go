@@ -236,6 +236,39 @@ func TestCategoryBytes(t *testing.T) {
 	}
 }
 
+// TestCategoryBytesGetStrayBits: Get of a value that is not a category
+// returns 0 even when Present has that value's bit set (only a set built
+// by hand has bits above the categories); the bit alone must not send Get
+// to Bytes, which has no room for it.
+func TestCategoryBytesGetStrayBits(t *testing.T) {
+	b := CategoryBytes{Bytes: [NumCategories]uint64{1, 2, 3, 4, 5}, Present: ^CategorySet(0)}
+	tests := []struct {
+		name, reason string
+		c            Category
+		want         uint64
+	}{
+		{"last category", "in range and present: its bytes", CategoryOptimizer, 5},
+		{"NumCategories", "the first value out of range, its bit set in Present", NumCategories, 0},
+		{"7", "the highest bit of the set, set", 7, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got uint64
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("%s: Get(%d) panicked: %v", tc.reason, tc.c, r)
+					}
+				}()
+				got = b.Get(tc.c)
+			}()
+			if got != tc.want {
+				t.Errorf("%s: Get(%d) = %d, want %d", tc.reason, tc.c, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestAddSubSat(t *testing.T) {
 	tests := []struct{ a, b, add, sub uint64 }{
 		{1, 2, 3, 0},

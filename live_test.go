@@ -117,6 +117,87 @@ func TestAllocStoreReserve(t *testing.T) {
 	}
 }
 
+// TestAllocStoreEvent: the room for event copies comes in chunks of
+// allocChunk slots, one per chunk of slots, made on first use: slots of one
+// chunk share it, a slot in a later chunk makes only that chunk, and every
+// slot has a room of its own that keeps what was written to it.
+func TestAllocStoreEvent(t *testing.T) {
+	for _, c := range []struct {
+		name, reason string
+		slots        []int32
+		wantChunks   int   // len(s.events) afterwards
+		made         []int // the chunks made
+	}{
+		{"first slot", "slot 0 makes chunk 0", []int32{0}, 1, []int{0}},
+		{"one chunk", "slots 0, 1 and 100 share chunk 0: no chunk per slot", []int32{0, 1, 100}, 1, []int{0}},
+		{"a later chunk only", "slot allocChunk+5 makes chunk 1; chunk 0 is left unmade",
+			[]int32{allocChunk + 5}, 2, []int{1}},
+		{"both ends of two chunks", "the last slot of chunk 0 and the first of chunk 1",
+			[]int32{allocChunk - 1, allocChunk, 0}, 2, []int{0, 1}},
+	} {
+		var s allocStore
+		for _, i := range c.slots {
+			s.event(i).TensorID = fmt.Sprint(i)
+			if len(s.events) > c.wantChunks {
+				t.Fatalf("%s (%s): after event(%d), %d chunks of event room; want %d", c.name, c.reason, i, len(s.events), c.wantChunks)
+			}
+		}
+		if len(s.events) != c.wantChunks {
+			t.Fatalf("%s (%s): %d chunks of event room; want %d", c.name, c.reason, len(s.events), c.wantChunks)
+		}
+		made := []int{}
+		for k, ch := range s.events {
+			if ch != nil {
+				made = append(made, k)
+				if len(ch) != allocChunk {
+					t.Fatalf("%s: chunk %d holds %d slots; want %d", c.name, k, len(ch), allocChunk)
+				}
+			}
+		}
+		if fmt.Sprint(made) != fmt.Sprint(c.made) {
+			t.Fatalf("%s (%s): chunks made %v; want %v", c.name, c.reason, made, c.made)
+		}
+		for _, i := range c.slots {
+			if got := s.event(i).TensorID; got != fmt.Sprint(i) {
+				t.Fatalf("%s: the room of slot %d holds %q; want %q", c.name, i, got, fmt.Sprint(i))
+			}
+		}
+	}
+}
+
+// TestLiveTableSpreads: ids land near their home cells, so that a lookup
+// probes a few cells, not a run as long as the table. A home that sent
+// every key to one cell (a wrong shift or multiplier in home) still finds
+// every id, and TestLiveTableMatchesMap passes it, but makes each insert
+// and lookup linear in the live tensors: the replay quadratic.
+func TestLiveTableSpreads(t *testing.T) {
+	const n = 1 << 14
+	var (
+		store allocStore
+		tab   liveTable
+		evs   = make([]MemoryEvent, n)
+	)
+	for i := range evs {
+		evs[i].TensorID = fmt.Sprintf("t%d", i)
+		tab.insert(store.add(liveAlloc{ev: &evs[i]}), hashID(evs[i].TensorID))
+	}
+	mask := len(tab.cells) - 1
+	total, longest := 0, 0
+	for i, c := range tab.cells {
+		if c.slot == 0 {
+			continue
+		}
+		d := (i - tab.home(c.key)) & mask // cells probed past the home cell
+		total += d
+		longest = max(longest, d)
+	}
+	// Linear probing at most half full displaces a key by half a cell on
+	// average; runs of a hundred cells mean the keys do not spread.
+	if mean := float64(total) / n; mean > 2 || longest > 100 {
+		t.Errorf("%d ids in %d cells: %.2f cells past home on average, %d at most; want at most 2 and 100", n, len(tab.cells), mean, longest)
+	}
+}
+
 // chunkRoom is the slots in the chunks made by n adds.
 func chunkRoom(n int) int { return (n + allocChunk - 1) / allocChunk * allocChunk }
 
