@@ -5,10 +5,13 @@ package gen_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -116,7 +119,8 @@ type span struct {
 // the innermost open span; timestamps (and span end times) never decrease;
 // memory records have a valid action, category, dtype, bytes = shape × dtype
 // size, op_name on allocs only; tensor ids are never reused except by
-// anomalies.
+// anomalies; an op's storage_bytes, when present and not 0, is the bytes
+// of the alloc of its output that follows it.
 func replay(t *testing.T, data []byte) *facts {
 	t.Helper()
 	f := &facts{counts: map[string]int64{}, devices: map[string]bool{}, everyAllocPeak: true}
@@ -370,6 +374,9 @@ func replay(t *testing.T, data []byte) *facts {
 				if pendingOp != nil {
 					if *pendingOp.Output == id && pendingOp.SpanID == r.SpanID {
 						f.opsFollowed++
+						if pendingOp.StorageBytes != nil && *pendingOp.StorageBytes != *r.Bytes {
+							fail(line, "op output %s: storage_bytes %d, its alloc %d bytes", id, *pendingOp.StorageBytes, *r.Bytes)
+						}
 					} else {
 						f.opsNotFollowed++
 					}
@@ -497,6 +504,14 @@ func TestDeterministic(t *testing.T) {
 			if bytes.Equal(a, d) {
 				t.Fatalf("%s: seeds %d and %d gave the same bytes", c.why, c.cfg.Seed, other.Seed)
 			}
+			// Not only the run_id of the meta record: the records after it
+			// (found by mutation: a seed divided into the generator's state
+			// gave every small seed the same trace).
+			_, ra, _ := bytes.Cut(a, []byte("\n"))
+			_, rd, _ := bytes.Cut(d, []byte("\n"))
+			if bytes.Equal(ra, rd) {
+				t.Fatalf("%s: seeds %d and %d differ only in the meta record", c.why, c.cfg.Seed, other.Seed)
+			}
 		})
 	}
 }
@@ -525,6 +540,14 @@ func TestWellFormed(t *testing.T) {
 			if c.cfg.UnclosedSpans {
 				if f.unclosed == 0 || int64(f.unclosed) != st.Unclosed || st.SpanStarts-st.SpanEnds != st.Unclosed {
 					t.Errorf("%s: %d spans left open, Stats.Unclosed %d", c.why, f.unclosed, st.Unclosed)
+				}
+				// The cut falls inside a step: the spans open then (a
+				// train_step and those inside it) stay open, and no
+				// capture_tail is needed (found by mutation: closing them
+				// and leaving a capture_tail open instead went unnoticed).
+				if f.unclosed < 2 || bytes.Contains(data, []byte(`"name": "capture_tail"`)) {
+					t.Errorf("%s: %d spans left open, capture_tail %v; want the spans open at the cut", c.why, f.unclosed,
+						bytes.Contains(data, []byte(`"name": "capture_tail"`)))
 				}
 			} else if f.unclosed != 0 || st.Unclosed != 0 {
 				t.Errorf("%s: %d spans left open without UnclosedSpans", c.why, f.unclosed)
@@ -592,6 +615,15 @@ func TestPairing(t *testing.T) {
 		f := replay(t, data)
 		if got, stats := [3]int64{f.doubleFrees, f.unmatchedFrees, f.duplicateAllocs}, [3]int64{st.DoubleFrees, st.UnmatchedFrees, st.DuplicateAllocs}; got != stats {
 			t.Errorf("%d events: replay found double/unmatched/duplicate %v, Stats says %v", n, got, stats)
+		}
+	}
+	// An anomaly is written when the events left hold it: with one layer
+	// (9 parameters), the first forward op allocates the 10th event, and
+	// MemoryEvents 13 leaves the 3 a double free needs (found by mutation:
+	// a double free skipped with exactly 3 left went unnoticed).
+	for seed := int64(0); seed < 3; seed++ {
+		if _, st := generate(t, gen.Config{Seed: seed, MemoryEvents: 13, Anomalies: true}); st.DoubleFrees != 1 {
+			t.Errorf("seed %d, 13 events: %d double frees, want the first op's one", seed, st.DoubleFrees)
 		}
 	}
 	// Each kind also occurs in a 1000-event trace, on every seed tried.
@@ -765,6 +797,220 @@ func TestConfigErrors(t *testing.T) {
 		_, err := gen.Write(&buf, c.cfg)
 		if !errors.Is(err, gen.ErrConfig) || buf.Len() != 0 {
 			t.Errorf("%s: err %v, %d bytes written; want ErrConfig and nothing", c.name, err, buf.Len())
+		}
+	}
+}
+
+// TestConfigLimits: the largest valid values are accepted (found by
+// mutation: a limit of 63 devices went unnoticed).
+func TestConfigLimits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  gen.Config
+		why  string
+	}{
+		{"64 devices", gen.Config{MemoryEvents: 2000, Devices: 64}, "Devices is at most 64: 64 itself is valid"},
+		{"steady alone", gen.Config{MemoryEvents: 100, SteadyGrowth: true}, "only SteadyGrowth with Anomalies is refused"},
+	} {
+		r := replayed(t, c.cfg)
+		if want := max(c.cfg.Devices, 1); len(r.f.devices) != want {
+			t.Errorf("%s: records on %d devices, want %d (%s)", c.name, len(r.f.devices), want, c.why)
+		}
+	}
+}
+
+// TestSpansToleranceValue: SpansTolerance is 1% of the target plus 64, as
+// documented (found by mutation: a tolerance of 100 times the target made
+// TestSpansTarget pass whatever the count).
+func TestSpansToleranceValue(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		spans, want int
+	}{
+		{"zero", 0, 64},
+		{"under 100", 99, 64},
+		{"1%", 1000, 74},
+		{"large", 250000, 2564},
+	} {
+		if got := gen.SpansTolerance(c.spans); got != c.want {
+			t.Errorf("%s: SpansTolerance(%d) = %d, want %d", c.name, c.spans, got, c.want)
+		}
+	}
+}
+
+// spanNames is what the package doc names the spans: functions and
+// modules by their names, op spans by their op's name (lower case words
+// joined by '_', no digits), and layers.N[.attn|.mlp] with N a layer index.
+var (
+	functionSpans = map[string]bool{"load_model": true, "train_step": true, "backward": true, "optimizer": true, "capture_tail": true}
+	moduleSpan    = regexp.MustCompile(`^(forward|embed_tokens|lm_head|layers\.(0|[1-9][0-9]*)(\.attn|\.mlp)?)$`)
+	opSpan        = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
+	layerSpan     = regexp.MustCompile(`^layers\.([0-9]+)$`)
+)
+
+// TestSpanNames: every span has one of the documented names (found by
+// mutation: a name number of 1 instead of none gave "train_step1",
+// "matmul1"; no attn or mlp spans went unnoticed). The layer spans of a
+// training run are numbered 0 up, each forward pass over the same layers;
+// those of SteadyGrowth grow from one to the next (with gaps: a pass
+// numbers its layers on from the number of blocks, embed and head
+// included).
+func TestSpanNames(t *testing.T) {
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			data := replayed(t, c.cfg).data
+			kinds := map[string]int{}
+			layers := map[int]int{} // layers.N module spans by N
+			var order []int         // the N of each, in record order
+			for line := range bytes.Lines(data) {
+				var r record
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Kind != "span_start" {
+					continue
+				}
+				ok := false
+				switch r.SpanKind {
+				case "function":
+					ok = functionSpans[r.Name]
+				case "module":
+					ok = moduleSpan.MatchString(r.Name)
+					if strings.HasSuffix(r.Name, ".attn") || strings.HasSuffix(r.Name, ".mlp") {
+						kinds[r.Name[strings.LastIndexByte(r.Name, '.'):]]++
+					}
+					if m := layerSpan.FindStringSubmatch(r.Name); m != nil {
+						n, _ := strconv.Atoi(m[1])
+						layers[n]++
+						order = append(order, n)
+					}
+				case "op":
+					ok = opSpan.MatchString(r.Name)
+				}
+				if !ok {
+					t.Fatalf("%s: %s span named %q", c.why, r.SpanKind, r.Name)
+				}
+			}
+			if c.name == "tiny" {
+				return // cut inside load_model: no layer reached
+			}
+			if kinds[".attn"] == 0 || kinds[".mlp"] == 0 {
+				t.Errorf("%s: %d attn and %d mlp spans; want both", c.why, kinds[".attn"], kinds[".mlp"])
+			}
+			if c.cfg.SteadyGrowth {
+				for i := 1; i < len(order); i++ {
+					if order[i] <= order[i-1] {
+						t.Fatalf("%s: layers.%d after layers.%d; SteadyGrowth's layer numbers grow", c.why, order[i], order[i-1])
+					}
+				}
+				return
+			}
+			for n := range len(layers) {
+				if layers[n] == 0 {
+					t.Fatalf("%s: layer numbers %v do not run from 0 up", c.why, layers)
+				}
+			}
+		})
+	}
+}
+
+// TestParameterInputs: the forward ops of a layer take its parameters as
+// inputs, so that over a training run every parameter is an input of a
+// forward op, each of one op kind only, the backward ops leave them, and
+// backward gives each a gradient that adam_step takes with it (found by
+// mutation: the first parameter of each block never given to its op, an
+// op given the previous block's last one, and a backward pass that
+// stopped before the first op, went unnoticed).
+func TestParameterInputs(t *testing.T) {
+	for _, c := range configs {
+		if c.name == "tiny" || c.cfg.SteadyGrowth {
+			continue // no complete forward pass to look at
+		}
+		t.Run(c.name, func(t *testing.T) {
+			data := replayed(t, c.cfg).data
+			params := map[string]bool{} // allocated parameters
+			usedBy := map[string]string{}
+			stepped := map[string]bool{} // parameters that adam_step took
+			for line := range bytes.Lines(data) {
+				var r record
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case r.Kind == "memory" && r.Action == "alloc" && r.Category != nil && *r.Category == "parameter":
+					params[r.TensorID] = true
+				case r.Kind == "op" && *r.OpName == "adam_step":
+					stepped[r.Inputs[0]] = true
+				case r.Kind == "op":
+					for _, in := range r.Inputs {
+						if in[0] != 'p' {
+							continue
+						}
+						if prev, ok := usedBy[in]; ok && prev != *r.OpName {
+							t.Fatalf("%s: parameter %s is an input of %s and of %s", c.why, in, prev, *r.OpName)
+						}
+						usedBy[in] = *r.OpName
+					}
+				}
+			}
+			for p := range params {
+				if _, ok := usedBy[p]; !ok {
+					t.Errorf("%s: parameter %s is the input of no forward op", c.why, p)
+				}
+				if !stepped[p] {
+					t.Errorf("%s: parameter %s got no gradient and no adam_step", c.why, p)
+				}
+			}
+			for p, op := range usedBy {
+				if strings.HasSuffix(op, "_backward") || op == "zero_grad" {
+					t.Errorf("%s: parameter %s is an input of %s", c.why, p, op)
+				}
+			}
+		})
+	}
+}
+
+// TestAnomalyRate: after the first three, anomalies come about once per
+// 2000 forward ops, as documented (found by mutation: one per 666 forward
+// ops, one on every op, and none after the first three went unnoticed).
+// Forward ops are about two fifths of all ops; the bounds leave a factor
+// of four either way.
+func TestAnomalyRate(t *testing.T) {
+	st, err := gen.Write(io.Discard, gen.Config{Seed: 13, MemoryEvents: 200000, Devices: 2, Anomalies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := st.DoubleFrees + st.UnmatchedFrees + st.DuplicateAllocs - 3
+	expect := st.Ops * 2 / 5 / 2000
+	if later < expect/4 || later > expect*4 {
+		t.Errorf("%d anomalies after the first three over %d ops; want about %d", later, st.Ops, expect)
+	}
+}
+
+// TestPinnedOutput: the bytes of each config are fixed across versions
+// ("the same Config always gives the same bytes"; the random numbers are
+// splitmix64 so that they are stable): the benchmarks' and the readers'
+// recorded numbers were measured on these traces. A change to the
+// generator that changes them must update these digests on purpose (found
+// by mutation: other random constants, attention heads, vocabulary sizes,
+// dtype and tick odds all went unnoticed).
+func TestPinnedOutput(t *testing.T) {
+	want := map[string]string{
+		"default":       "639c7f0f5adbbd16101063bd07e382b5639399b03be7c427aa0ee9d9758592c8",
+		"tiny":          "9c5804c57c1793afe1bde0c374275089c482fe346b53bfb2554e9aa8d0c25289",
+		"one-device":    "8dc6d4eb9ac7f1b7e892cf53b9a3252fe569fd9d14854971a64011ad555a2000",
+		"three-devices": "1e6cc0c8af280420c2e22a30dfe3efb921d79fcea9729e62957761e72e79a3af",
+		"anomalies":     "f71b6bc77ec708f81b337031ccdd4241813dd6ed31183d821b0d3949d565e44e",
+		"steady":        "9fb4248fc1ed2d16201687132d6ec2ccc3debf3971f35d04003c3ed3ea8d7e46",
+		"unclosed":      "4739b957829a52182db55e6f0b245d62efe3a856bc4f114f3ee309715ffe3a23",
+		"few-spans":     "3c9e0995cd963c7e1b569524fd1bb7583e058d6b839c55a7c7ca742f3f191b07",
+		"many-spans":    "c8891884f507e1553ab271e182ca5cd56ca6cb2c5b19f57b8dd103d58c1f7410",
+		"no-samples":    "a9abc0a882411bdeafb454a7408cb13391572bb72e79dc8d89ac5b0b9abd0efc",
+	}
+	for _, c := range configs {
+		data, _ := generate(t, c.cfg)
+		if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != want[c.name] {
+			t.Errorf("%s (%s): SHA-256 %s, want %s; if the generator changed on purpose, update the digests and measure the README's figures again", c.name, c.why, got, want[c.name])
 		}
 	}
 }

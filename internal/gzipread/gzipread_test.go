@@ -158,6 +158,7 @@ func TestReadErrorAfterMember(t *testing.T) {
 		{"nothing", "the error right after the member", ""},
 		{"one other byte", "one byte that is not gzip's, then the error", "x"},
 		{"gzip's first byte", "gzip's first magic byte, then the error", "\x1f"},
+		{"zero padding", "zero bytes, taken as padding, then the error: not the end of the stream (found by mutation: the error was dropped)", "\x00\x00"},
 	} {
 		in := io.MultiReader(bytes.NewReader(append(append([]byte{}, full...), tc.tail...)), iotest.ErrReader(boom))
 		r, closeFn, _, err := Open(bufio.NewReader(in))
@@ -229,5 +230,45 @@ func TestCorruptErrorText(t *testing.T) {
 	e := &CorruptError{Member: 3, Read: 69}
 	if want := "gzip: the compressed data is corrupt within the first 69 bytes after the header of member 3; the file is damaged"; e.Error() != want {
 		t.Errorf("%q, want %q", e.Error(), want)
+	}
+}
+
+// TestReadProgress: a read gives bytes or an error, never neither, also
+// where empty members sit between members (io.Reader discourages (0, nil),
+// and bufio.Reader gives up after 100 of them; found by mutation: each
+// empty member gave one).
+func TestReadProgress(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		empties      int
+	}{
+		{"one empty member", "an empty member between two with data", 1},
+		{"many empty members", "more than bufio.Reader's 100 reads without progress", 120},
+	} {
+		in := gzipped(t, "ab")
+		for range tc.empties {
+			in = append(in, gzipped(t, "")...)
+		}
+		in = append(in, gzipped(t, "c")...)
+		r, closeFn, _, err := Open(bufio.NewReader(bytes.NewReader(in)))
+		if err != nil {
+			t.Fatalf("%s: Open: %v", tc.name, err)
+		}
+		var got []byte
+		p := make([]byte, 64)
+		for range 1000 {
+			n, err := r.Read(p)
+			got = append(got, p[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if n == 0 || err != nil {
+				t.Fatalf("%s: %s: read %d bytes, %v after %q", tc.name, tc.reason, n, err, got)
+			}
+		}
+		closeFn()
+		if string(got) != "abc" {
+			t.Errorf("%s: read %q, want %q", tc.name, got, "abc")
+		}
 	}
 }

@@ -142,6 +142,10 @@ func TestReader(t *testing.T) {
 		{"control characters", "[\"a\tb\x00c\x1f\",\t1]", `["a b c ",` + "\t1]", "in strings they become spaces; outside they are white space or invalid"},
 		{"cut escape", `["ab\`, `["ab/`, "a backslash that the input's end cuts off starts no escape"},
 		{"cut \\u", `["\u00e`, `["/u00e`, `nor does \u and fewer than four hex digits`},
+		// Found by mutation testing:
+		{"escape at the end", `["a\n`, `["a\n`, "a valid escape that the input's end follows stays"},
+		{"hex f", `["\u00ff\u00FF"]`, `["\u00ff\u00FF"]`, "f and F are hex digits"},
+		{"z", `[nanz,infZ]`, `[nanz,infZ]`, "z and Z are letters: nan and inf before them are part of a longer word"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := readChunks(t, []byte(tc.in), nil, 1<<10); string(got) != tc.want {
@@ -250,6 +254,10 @@ func TestAt(t *testing.T) {
 		{`: In`, 2, 2, 4, true, "cut by the end of the buffer, starting like Infinity"},
 		{`: Ix`, 2, 2, 4, false, "cut by the end, not starting like one"},
 		{`: inf`, 9, 0, 0, false, "out of range"},
+		// Found by mutation testing:
+		{`inf,`, 0, 0, 3, true, "at the buffer's first byte"},
+		{`: in`, 4, 2, 4, true, "at the end of the buffer, right after a word it cuts"},
+		{`[1,`, 3, 0, 0, false, "at the end of the buffer, after no word"},
 	} {
 		start, end, ok := At([]byte(tc.b), tc.i)
 		if ok != tc.ok || ok && (start != tc.start || end != tc.end) {
@@ -341,6 +349,13 @@ func TestDefectAt(t *testing.T) {
 		{`[nan-`, 4, 0, 0, None, "a sign that ends the buffer starts what follows, not the word before it"},
 		{`"\u00g0"`, 1, 1, 5, BadEscape, `\u with a letter past f`},
 		{"[\"a\\\"\x01\"]", 5, 5, 6, ControlChar, "in a string, after an escaped quote"},
+		// Found by mutation testing:
+		{`"a\n`, 2, 0, 0, None, "a valid escape that ends the buffer"},
+		{":in", 3, 1, 3, NonFinite, "at the end of the buffer, after a word it cuts"},
+		{`[1,`, 3, 0, 0, None, "at the end of the buffer, after no word"},
+		{"[N,", 1, 0, 0, None, "a word N with no /A after it"},
+		{":xN", 2, 0, 0, None, "the end of a longer word that the buffer cuts"},
+		{":+N/A}", 2, 1, 5, NotAvailable, "a plus sign, the decoder stopped at the N"},
 	} {
 		start, end, d := DefectAt([]byte(tc.b), tc.i, true)
 		if d != tc.want || d != None && (start != tc.start || end != tc.end) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -66,7 +67,7 @@ func TestPopulateMapsPages(t *testing.T) {
 			var halt atomic.Bool
 			halt.Store(c.halt)
 			err := populateAll(bufs, &halt)
-			if errors.Is(err, errors.ErrUnsupported) {
+			if errors.Is(err, errors.ErrUnsupported) && !kernelAtLeast(t, 5, 14) {
 				t.Skip("this kernel cannot map pages in ahead (MADV_POPULATE_WRITE)")
 			}
 			if err != nil {
@@ -109,6 +110,95 @@ func TestPopulateBackward(t *testing.T) {
 	pages := int64(len(rest) / syscall.Getpagesize())
 	if got := writeFaults(t, rest); got > pages/10 {
 		t.Errorf("%d faults writing the %d pages after the unmapped chunk, want under %d: they were not mapped in before it", got, pages, pages/10)
+	}
+}
+
+// kernelAtLeast reports whether the running Linux is major.minor or later
+// (found by mutation: a populate that called every success unsupported
+// passed, as the test skipped on any kernel).
+func kernelAtLeast(t *testing.T, major, minor int) bool {
+	t.Helper()
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var rel []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	ma, rest, _ := strings.Cut(string(rel), ".")
+	mi, _, _ := strings.Cut(rest, ".")
+	x, err1 := strconv.Atoi(ma)
+	y, err2 := strconv.Atoi(strings.TrimRightFunc(mi, func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		t.Fatalf("kernel release %q", rel)
+	}
+	return x > major || x == major && y >= minor
+}
+
+// TestAheadHelper: with two procs, a buffer of exactly MinBytes gets a
+// helper, which maps its pages in and then ends by itself (no stop
+// needed); with GOMAXPROCS 1 no helper runs, and every page still faults
+// when written (found by mutation: MinBytes itself left out, the helper
+// kept off at two procs or run at one, and a helper that went on past
+// the buffer's start, which the system refused, so that no later call got
+// a helper, all went unnoticed).
+func TestAheadHelper(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		procs  int
+		mapped bool
+		why    string
+	}{
+		{"two procs", 2, true, "the helper maps a buffer of MinBytes in and ends"},
+		{"two procs again", 2, true, "a helper that mapped its buffers in leaves the next call one too"},
+		{"one proc", 1, false, "no helper with GOMAXPROCS 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.procs))
+			b := fresh(t, MinBytes)
+			pages := int64(MinBytes / syscall.Getpagesize())
+			n0 := runtime.NumGoroutine()
+			stop := Ahead(b)
+			defer stop()
+			if unsupported.Load() && !kernelAtLeast(t, 5, 14) {
+				t.Skip("this kernel cannot map pages in ahead (MADV_POPULATE_WRITE)")
+			}
+			if c.mapped {
+				deadline := time.Now().Add(20 * time.Second)
+				for runtime.NumGoroutine() > n0 {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: the helper still runs after 20 s", c.why)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			} else {
+				time.Sleep(100 * time.Millisecond) // time a helper would use
+			}
+			got := writeFaults(t, b)
+			if c.mapped && got > pages/10 {
+				t.Errorf("%s: %d faults writing %d pages, want under %d", c.why, got, pages, pages/10)
+			}
+			if !c.mapped && got < pages/2 {
+				t.Errorf("%s: %d faults writing %d pages, want at least %d", c.why, got, pages, pages/2)
+			}
+		})
+	}
+}
+
+// TestHugeSizeMode: where the system gives huge pages only when asked and
+// GODEBUG leaves them on, Ahead asks (TestAheadAdvisesHugePages skips
+// otherwise; found by mutation: a hugeSize of 0 in madvise mode passed).
+func TestHugeSizeMode(t *testing.T) {
+	enabled, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || !asksForTHP(string(enabled)) || disablesTHP(os.Getenv("GODEBUG")) {
+		t.Skip("huge pages are not given only on request here")
+	}
+	if size := hugeSize(); size <= 0 || size&(size-1) != 0 {
+		t.Errorf("hugeSize() = %d in madvise mode, want a power of two", size)
 	}
 }
 
@@ -222,6 +312,7 @@ func TestAheadAdvisesHugePages(t *testing.T) {
 	}{
 		{"big", HugeMinBytes + 2*size, 2, true},
 		{"big, GOMAXPROCS=1", HugeMinBytes + 2*size, 1, true},
+		{"exactly HugeMinBytes", HugeMinBytes, 2, true}, // found by mutation
 		{"under HugeMinBytes", HugeMinBytes - size, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

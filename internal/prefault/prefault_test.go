@@ -77,3 +77,21 @@ func TestWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestBytes: Bytes spans the whole capacity of s, in bytes (found by
+// mutation: capacity divided by the element size went unnoticed).
+func TestBytes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  []byte
+		want int
+	}{
+		{"uint64", Bytes(make([]uint64, 3, 10)), 80},
+		{"bytes", Bytes(make([]byte, 0, 7)), 7},
+		{"empty", Bytes([]uint32(nil)), 0},
+	} {
+		if len(c.got) != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, len(c.got), c.want)
+		}
+	}
+}

@@ -20,6 +20,13 @@ func TestParseFormat(t *testing.T) {
 		{"empty-file", "a file with no lines", "c\n-- e --\n-- f --\nF\n", "c\n", []File{{"e", nil}, {"f", []byte("F\n")}}},
 		{"not-a-marker", "a line that only looks like a marker is data", "-- a --\n-- --\n--x --\n", "",
 			[]File{{"a", []byte("-- --\n--x --\n")}}},
+		// Found by mutation testing:
+		{"empty-line", "an empty line is data, and the file after it is still found", "-- a --\n\nA\n-- b --\nB\n", "",
+			[]File{{"a", []byte("\nA\n")}, {"b", []byte("B\n")}}},
+		{"dash-start", "a line that starts like a marker but does not end like one is data", "-- a --\n-- note\n", "",
+			[]File{{"a", []byte("-- note\n")}}},
+		{"empty-name", "a marker needs a name: two spaces between the dashes is data", "-- a --\n--  --\n", "",
+			[]File{{"a", []byte("--  --\n")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
