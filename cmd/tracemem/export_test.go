@@ -675,6 +675,16 @@ func TestSpanLanesSameInterval(t *testing.T) {
 	if want := []int32{2, 1, 0}; !slices.Equal(order, want) || lanes[0] != 1 || lanes[1] != 1 || lanes[2] != 1 {
 		t.Errorf("order %v, threads %v; want %v, all on thread 1", order, lanes, want)
 	}
+	// Shallower first also against a root of the same interval added after
+	// the child, when the parent is the first span added (found by
+	// mutation: a child of span 0 taken for a root went unnoticed).
+	tree = newSpanTree()
+	tree.addSpan(spanInfo{id: "p", name: "parent", startNs: 5, closed: true, durationNs: 5})
+	tree.addSpan(spanInfo{id: "c", parent: "p", name: "child", startNs: 5, closed: true, durationNs: 5})
+	tree.addSpan(spanInfo{id: "r", name: "root", startNs: 5, closed: true, durationNs: 5})
+	if order, _ := spanLanes(tree, 0); !slices.Equal(order, []int32{0, 2, 1}) {
+		t.Errorf("order %v; want [0 2 1]: the roots p and r, then p's child c", order)
+	}
 	// Depths: a chain 100,000 deep added leaf first, then a cycle.
 	deep := newSpanTree()
 	const n = 100_000
@@ -688,6 +698,46 @@ func TestSpanLanesSameInterval(t *testing.T) {
 	// Span n-1 names a parent the tree lacks: a root.
 	if d[0] != n-1 || d[n-1] != 0 || d[n]+d[n+1] != 1 {
 		t.Errorf("depths: leaf %d, root %d, cycle %d and %d; want %d, 0, and 0 and 1", d[0], d[n-1], d[n], d[n+1], n-1)
+	}
+}
+
+// TestSpanLanesHeldBack: a thread held back from the spans of no length at
+// the end of its last span is free again for any span after that time, the
+// spans of no length included: a span goes on the lowest thread with no
+// span open (found by mutation: releasing the held threads only for spans
+// of some length, or only at that same time, went unnoticed).
+func TestSpanLanesHeldBack(t *testing.T) {
+	cases := []struct {
+		name   string
+		spans  []spanInfo
+		want   []int32 // each span's thread, in the order added
+		reason string
+	}{
+		{"no length later", []spanInfo{
+			{id: "a", name: "a", startNs: 0, closed: true, durationNs: 10},
+			{id: "z1", name: "z1", startNs: 10, closed: true},
+			{id: "z2", name: "z2", startNs: 15, closed: true},
+		}, []int32{1, 2, 1}, "z1 at a's end is kept off a's thread; z2, later, takes thread 1 again"},
+		{"some length later", []spanInfo{
+			{id: "a", name: "a", startNs: 0, closed: true, durationNs: 10},
+			{id: "z1", name: "z1", startNs: 10, closed: true},
+			{id: "b", name: "b", startNs: 15, closed: true, durationNs: 5},
+		}, []int32{1, 2, 1}, "so does a span of some length"},
+		{"two of no length at the end", []spanInfo{
+			{id: "a", name: "a", startNs: 0, closed: true, durationNs: 10},
+			{id: "z1", name: "z1", startNs: 10, closed: true},
+			{id: "z2", name: "z2", startNs: 10, closed: true},
+			{id: "z3", name: "z3", startNs: 12, closed: true},
+		}, []int32{1, 2, 3, 1}, "each span of no length at a's end takes a thread of its own, and a later one thread 1"},
+	}
+	for _, c := range cases {
+		tree := newSpanTree()
+		for _, s := range c.spans {
+			tree.addSpan(s)
+		}
+		if _, lanes := spanLanes(tree, 0); !slices.Equal(lanes, c.want) {
+			t.Errorf("%s: %s: threads %v, want %v", c.name, c.reason, lanes, c.want)
+		}
 	}
 }
 

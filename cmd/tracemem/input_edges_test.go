@@ -182,3 +182,34 @@ func TestSourceSizeOfStdin(t *testing.T) {
 		t.Errorf("a pipe: sourceSize = %d, want -1 (unknown)", got)
 	}
 }
+
+// TestStdinStatFails: standard input whose Stat fails (here a closed file)
+// has no known size and is an input error on one line naming <stdin>, not a
+// crash on the missing file info (found by mutation: err == nil || a mode
+// check went unnoticed, both when sizing the input and when opening it).
+func TestStdinStatFails(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := f.Stat(); err == nil {
+		t.Fatal("the test wants a file whose Stat fails")
+	}
+	if got := sourceSize(&env{stdin: f}, "-"); got != -1 {
+		t.Errorf("sourceSize = %d, want -1 (unknown)", got)
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"summary", []string{"summary", "-"}, "the files of summary are sized for the progress bar, then opened"},
+		{"nodes", []string{"nodes", "-"}, "one trace goes the same way"},
+	} {
+		r := runCmd(t, f, c.args...)
+		if r.code != 1 || !strings.HasPrefix(r.stderr, "tracemem: <stdin>: ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: %s: exit %d, stderr %q; want 1 and one line naming <stdin>", c.name, c.reason, r.code, r.stderr)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -256,6 +257,29 @@ func TestJSONLStreams(t *testing.T) {
 		}
 		if tr.tree.len() != len(doc.Spans) || len(tr.nodes) == 0 {
 			t.Errorf("%s: %d spans and %d nodes, want %d spans and nodes", c.reason, tr.tree.len(), len(tr.nodes), len(doc.Spans))
+		}
+	}
+}
+
+// TestIsJSONLFirstToken: only a first line that is a JSON object can be
+// JSONL; an array is a Chrome trace to the library whatever its elements,
+// even a first element that is the string "kind" (found by mutation: a
+// check of the first token's kind joined to the read error by && went
+// unnoticed).
+func TestIsJSONLFirstToken(t *testing.T) {
+	cases := []struct {
+		name, head string
+		want       bool
+		reason     string
+	}{
+		{"object", `{"kind": "meta"}` + "\n", true, "an object whose first deciding key is kind"},
+		{"array of kind", `["kind", "meta"]` + "\n", false, "an array is not a record, though its first element reads as the key"},
+		{"string", `"kind"` + "\n", false, "nor is a string"},
+		{"not JSON", "kind: meta\n", false, "nor what is not JSON"},
+	}
+	for _, c := range cases {
+		if got := isJSONL(bufio.NewReader(strings.NewReader(c.head))); got != c.want {
+			t.Errorf("%s: %s: isJSONL(%q) = %v, want %v", c.name, c.reason, c.head, got, c.want)
 		}
 	}
 }

@@ -241,7 +241,8 @@ func TestReportHandMade(t *testing.T) {
 		Summary: tracemem.MemorySummary{PeakBytes: 3 * mib, PeakTimestampNs: 2e6, PeakDevice: "cuda:0", AllocCount: 3, FreeCount: 1},
 		Timeline: []tracemem.TimelinePoint{
 			{TimestampNs: 1e6, Device: "cuda:0", LiveBytes: mib, ByCategory: catBytes(tracemem.CategoryParameter, mib)},
-			{TimestampNs: 1e6, Device: "cuda:1", LiveBytes: 2 * mib, ByCategory: catBytes(tracemem.CategoryActivation, 2*mib)},
+			// A category present with 0 bytes at every point has no area.
+			{TimestampNs: 1e6, Device: "cuda:1", LiveBytes: 2 * mib, ByCategory: addCat(catBytes(tracemem.CategoryActivation, 2*mib), tracemem.CategoryGradient, 0)},
 			{TimestampNs: 2e6, Device: "cuda:0", LiveBytes: 3 * mib, ByCategory: addCat(catBytes(tracemem.CategoryParameter, mib), tracemem.CategoryActivation, 2*mib)},
 			{TimestampNs: 3e6, Device: "cuda:0", LiveBytes: mib, ByCategory: addCat(catBytes(tracemem.CategoryParameter, mib), tracemem.CategoryActivation, 0)},
 		},
@@ -278,7 +279,28 @@ func TestReportHandMade(t *testing.T) {
 		t.Errorf("a capacity 80 GiB above a 3 MiB peak is drawn to scale")
 	}
 	if len(s.svgs) != 2 || s.areasIn[0] != 2 || s.areasIn[1] != 1 {
-		t.Errorf("charts %d, areas %v: want 2 charts with 2 and 1 category areas", len(s.svgs), s.areasIn)
+		t.Errorf("charts %d, areas %v: want 2 charts with 2 and 1 category areas (none for cuda:1's gradient of 0 bytes)", len(s.svgs), s.areasIn)
+	}
+	// The devices table says the capacity too (found by mutation: its
+	// capacity column went unchecked).
+	tables, _ := parseReport(t, b.Bytes())
+	devices := findTable(t, tables, "Devices")
+	dcol, ccol := slices.Index(devices.rows[0], "device"), slices.Index(devices.rows[0], "capacity")
+	for _, c := range []struct {
+		device, want, reason string
+	}{
+		{"cuda:0", "80.00 GiB", "a known capacity in 1024-based units"},
+		{"cuda:1", "unknown", "a capacity of 0 is not known, not 0 B"},
+	} {
+		got := "no row"
+		for _, r := range devices.rows[1:] {
+			if r[dcol] == c.device {
+				got = r[ccol]
+			}
+		}
+		if got != c.want {
+			t.Errorf("devices table, %s: %s: capacity %q, want %q", c.device, c.reason, got, c.want)
+		}
 	}
 
 	p.ByDevice[0].CapacityBytes = 4 * mib
@@ -1013,6 +1035,155 @@ func TestReportTables(t *testing.T) {
 	}
 	if got := len(findTable(t, tables, "Nodes").rows) - 1; got != topNodes {
 		t.Errorf("%d nodes, want %d", got, topNodes)
+	}
+}
+
+// attrsOf returns the attributes of elems, for messages.
+func attrsOf(elems []*svgElem) []map[string]string {
+	var out []map[string]string
+	for _, e := range elems {
+		out = append(out, e.attrs)
+	}
+	return out
+}
+
+// TestReportDeviceWithoutPoints: a device the profile lists with no
+// timeline point (its capacity alone, say) gets a chart with its axes and
+// no area, outline or peak mark, not a crash (found by mutation: drawing
+// the paths or the peak of no points went unnoticed).
+func TestReportDeviceWithoutPoints(t *testing.T) {
+	p := &tracemem.MemoryProfile{ByDevice: []tracemem.DeviceMemoryStats{{Device: "cuda:0", CapacityBytes: 4 * mib}}}
+	tr := &trace{name: "bare", profile: p, tree: newSpanTree(), nodes: map[string]tracemem.NodeMetrics{}}
+	var b bytes.Buffer
+	if err := writeReport(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	if s := checkWellFormed(t, b.Bytes()); len(s.svgs) != 1 || s.pathsIn[0] != 0 {
+		t.Errorf("charts %d, paths %v: want one chart without paths", len(s.svgs), s.pathsIn)
+	}
+	if strings.Contains(b.String(), `class="peak"`) {
+		t.Errorf("a device without points has its peak marked")
+	}
+}
+
+// TestReportChartLabels: the lines and labels around the plot, with the
+// margins worked out by hand (70 left, 20 right, 24 top, 36 bottom): the
+// grid lines of the bytes axis run across the plot, from x 70 to x 980,
+// each labelled left of it (x 64, right aligned) 4 below the line; the
+// unit is written turned, at x 14 and half way down (y 144); the time
+// ticks hang 5 below the plot and the time axis title is centred under it;
+// the capacity line runs across the plot, labelled at its right end just
+// above it; the peak's line spans the plot's height and its label sits 8
+// above the peak (found by mutation: every one of these positions could
+// move unnoticed).
+func TestReportChartLabels(t *testing.T) {
+	_, data := reportOf(t, jsonlTrace(startRec("root", "root", "", 0), capRec(1, "cuda:0", 4*mib),
+		memRec(10, "alloc", "a", "root", "cuda:0", 3*mib, "activation"), endRec("root", 100)))
+	_, charts := parseReport(t, data)
+	if len(charts) != 1 {
+		t.Fatalf("%d charts, want 1", len(charts))
+	}
+	c := charts[0]
+	num := func(e *svgElem, attr string) float64 {
+		v, err := strconv.ParseFloat(e.attrs[attr], 64)
+		if err != nil {
+			t.Fatalf("<%s> %s=%q: %v", e.name, attr, e.attrs[attr], err)
+		}
+		return v
+	}
+	grid := 0
+	for i, e := range c.elems {
+		if e.name != "line" || e.attrs["stroke"] != "#e4e4e4" {
+			continue
+		}
+		grid++
+		y := num(e, "y1")
+		label := c.elems[i+1] // the label of a grid line is the text right after it
+		cases := []struct {
+			name, reason string
+			got, want    float64
+		}{
+			{"x1", "a grid line starts at the plot's left edge", num(e, "x1"), 70},
+			{"x2", "and ends at its right edge", num(e, "x2"), 980},
+			{"y2", "it is level", num(e, "y2"), y},
+			{"label x", "its label ends 6 left of the plot", num(label, "x"), 64},
+			{"label y", "4 below the line, centred on it for 11px text", num(label, "y"), y + 4},
+		}
+		for _, cc := range cases {
+			if !near(cc.got, cc.want) {
+				t.Errorf("grid line at y %.1f, %s: %s: %g, want %g", y, cc.name, cc.reason, cc.got, cc.want)
+			}
+		}
+		if label.name != "text" || label.attrs["text-anchor"] != "end" {
+			t.Errorf("grid line at y %.1f: its label is <%s text-anchor=%q>, want right-aligned text", y, label.name, label.attrs["text-anchor"])
+		}
+	}
+	if grid < 3 {
+		t.Errorf("%d grid lines, want at least 3", grid)
+	}
+	var unit []*svgElem
+	for _, e := range c.elems {
+		if e.name == "text" && strings.HasPrefix(e.attrs["transform"], "rotate(") {
+			unit = append(unit, e)
+		}
+	}
+	if len(unit) != 1 || unit[0].attrs["x"] != "14" || unit[0].attrs["y"] != "144" || unit[0].attrs["transform"] != "rotate(-90 14 144)" {
+		t.Errorf("the unit labels are %v, want one text at x 14, y 144, turned about that point", attrsOf(unit))
+	}
+	// The time axis: ticks 5 long below the plot's bottom (y 264), and
+	// its title centred under the plot, 4 above the SVG's bottom.
+	ticks := c.find("line", "stroke", "#999")
+	if len(ticks) < 3 {
+		t.Errorf("%d time ticks, want at least 3", len(ticks))
+	}
+	for _, e := range ticks {
+		if y1, y2 := num(e, "y1"), num(e, "y2"); !near(y1, 264) || !near(y2, 269) || num(e, "x1") != num(e, "x2") {
+			t.Errorf("time tick %v: want a vertical line from y 264 to 269", e.attrs)
+		}
+	}
+	var title []*svgElem
+	for _, e := range c.elems {
+		if e.name == "text" && e.text == "time (ms)" {
+			title = append(title, e)
+		}
+	}
+	if len(title) != 1 || title[0].attrs["x"] != "525" || title[0].attrs["y"] != "296" {
+		t.Errorf("the time axis titles are %v, want one at x 525, y 296", attrsOf(title))
+	}
+	// The capacity, 4 MiB on an axis of 4 MiB: at the plot's top, y 24.
+	for i, e := range c.elems {
+		if e.name != "line" || e.attrs["class"] != "capacity" {
+			continue
+		}
+		label := c.elems[i+1]
+		if !near(num(e, "x1"), 70) || !near(num(e, "x2"), 980) || !near(num(e, "y1"), 24) || !near(num(e, "y2"), 24) {
+			t.Errorf("capacity line %v: want y 24 from x 70 to 980", e.attrs)
+		}
+		if !strings.HasPrefix(label.text, "capacity ") || !near(num(label, "x"), 976) || !near(num(label, "y"), 20) {
+			t.Errorf("capacity label %q at %v: want it at x 976, y 20", label.text, label.attrs)
+		}
+	}
+	if len(c.find("line", "class", "capacity")) != 1 {
+		t.Errorf("no capacity line")
+	}
+	// The peak, 3 MiB: y 84.
+	var peakLine, peakLabel *svgElem
+	for _, e := range c.elems {
+		switch {
+		case e.name == "line" && e.attrs["stroke-dasharray"] == "2 3":
+			peakLine = e
+		case e.name == "text" && strings.HasPrefix(e.text, "peak "):
+			peakLabel = e
+		}
+	}
+	if peakLine == nil || peakLabel == nil {
+		t.Fatalf("no peak line or label")
+	}
+	if !near(num(peakLine, "y1"), 24) || !near(num(peakLine, "y2"), 264) || num(peakLine, "x1") != num(peakLine, "x2") {
+		t.Errorf("peak line %v: want a vertical line from y 24 to 264", peakLine.attrs)
+	}
+	if !near(num(peakLabel, "y"), 76) {
+		t.Errorf("peak label at y %s, want 76 (8 above the peak)", peakLabel.attrs["y"])
 	}
 }
 

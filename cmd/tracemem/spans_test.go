@@ -180,6 +180,8 @@ func TestRecordKind(t *testing.T) {
 		{`{"name": "a\\", "kind": "op"}`, "op", "an escaped backslash does not escape the quote after it"},
 		{`{"\u006bind": "span_end"}`, "span_end", "a name written with escapes is decoded, as the reader decodes it"},
 		{`{"kind": "span\u005fstart"}`, "span_start", "so is a value"},
+		{`{"kind": "\u0073pan_start"}`, "span_start", "also when its first character is escaped"},
+		{`{"n\u0061me": "x", "kind": "op"}`, "op", "a name written with escapes that decodes to another name is not the kind member"},
 		{`{"kind": "a\"b"}`, `a"b`, "an escaped quote in the producer's form"},
 		{`{"id": "kind"}`, "", "no kind member"},
 		{`{"kind": 5}`, "", "a kind that is not a string"},
@@ -252,6 +254,8 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 		{"m", "module", "step > layer", "a module span"},
 		{"o/op/1", "op", "step > layer > matmul > [scale]", "an op record is named by its op, by index"},
 		{"o/op/7", "op", "step > layer > matmul > [op 7]", "an index past the ops collected keeps the number"},
+		{"o/op/2", "op", "step > layer > matmul > [op 2]", "so does the index just past them (o has 2 ops)"},
+		{"/op/0", "op", "empty id > [op 0]", `an op of the span of id "" (key "/op/0") is an op too`},
 		{"weird", "?", "weird", "a key that is neither"},
 	}
 	for _, c := range nodes {

@@ -136,6 +136,41 @@ func TestSummarySeveralFilesLayout(t *testing.T) {
 	}
 }
 
+// TestSummaryFilesMark: the * of the files table marks the highest peak
+// wherever it is in the argument order, the first file included, and
+// only that one.
+func TestSummaryFilesMark(t *testing.T) {
+	dir := t.TempDir()
+	big := writeFile(t, dir, "big.jsonl", []byte(summaryBasicTrace))     // a peak of 300 B
+	small := writeFile(t, dir, "small.jsonl", []byte(summaryStdinTrace)) // a peak of 100 B
+	cases := []struct {
+		name, reason string
+		files        []string
+		want         string // the marked file
+	}{
+		{"highest first", "the first file keeps the mark against a lower peak after it", []string{big, small}, big},
+		{"highest first of three", "and against several lower ones", []string{big, small, small}, big},
+		{"highest last", "a higher peak after the first takes the mark", []string{small, big}, big},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCmd(t, nil, append([]string{"summary"}, c.files...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			var marked []string
+			for _, row := range filesTable(t, r.stdout) {
+				if row.marked {
+					marked = append(marked, row.file)
+				}
+			}
+			if len(marked) != 1 || marked[0] != c.want {
+				t.Errorf("%s: marked %q, want only %q:\n%s", c.reason, marked, c.want, r.stdout)
+			}
+		})
+	}
+}
+
 // TestSummaryFailedFiles: a file that cannot be read has a row in the
 // files table, named as its error line names it, and leaves no blank line
 // where its report would have been.
