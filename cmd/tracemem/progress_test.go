@@ -218,6 +218,8 @@ func TestRenderBarWidth(t *testing.T) {
 	}{
 		{"nothing read yet", 0, 100, 0, "[>               ]   0.0%         0 B / 100 B             - ETA -", "no time, no rate"},
 		{"nothing read after a second", 0, 100, time.Second, "[>               ]   0.0%         0 B / 100 B             - ETA -", "no byte, no rate"},
+		{"bytes read at no time yet", 50, 100, 0, "[========>       ]  50.0%        50 B / 100 B             - ETA -", "no time, no rate: a rate over 0 s is no number (found by mutation: secs >= 0 passed)"},
+		{"a size of 0", 0, 0, time.Second, "[>               ]   0.0%         0 B / 0 B             - ETA -", "an empty file is 0% read, not 0/0 (found by mutation: total >= 0 passed)"},
 		{"short line", 50, 100, time.Second, "[========>       ]  50.0%        50 B / 100 B        50 B/s ETA 0:01", "padded to the width"},
 		{"full sizes", 1023<<40 + 1<<39, 1023<<40 + 1<<39, 1024 * time.Second, "[================] 100.0% 1023.50 TiB / 1023.50 TiB 1023.50 GiB/s ETA 0:00", "sizes and rate of the widest"},
 		{"widest line", 1023<<30 + 1<<29, 1000 << 40, 1024 * time.Second, "[>               ]   0.1% 1023.50 GiB / 1000.00 TiB 1023.50 MiB/s ETA >99:59:59", "every field at its widest, a time left beyond 99:59:59 shown as more than that: 79 columns (found in review: lines of up to 91 columns wrapped on a terminal of 80)"},
