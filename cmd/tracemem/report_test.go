@@ -1436,3 +1436,24 @@ func TestReportNodesByPeak(t *testing.T) {
 		t.Errorf("report's nodes %q, want those of nodes --top %d: %q", got, reportTopNodes, want)
 	}
 }
+
+// TestSatUint64: a float at or past 2⁶⁴ saturates; a conversion of 2⁶⁴
+// itself is undefined in Go (2⁶³ on amd64), so the bound is inclusive
+// (found by mutation: v > 2⁶⁴ passed).
+func TestSatUint64(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		v    float64
+		want uint64
+	}{
+		{"small", 1.4, 1},
+		{"rounds", 2.5, 3},
+		{"below 2⁶⁴", math.Nextafter(maxUint64Float, 0), math.MaxUint64 - 2047},
+		{"2⁶⁴", maxUint64Float, math.MaxUint64},
+		{"past 2⁶⁴", 1e20, math.MaxUint64},
+	} {
+		if got := satUint64(c.v); got != c.want {
+			t.Errorf("%s: satUint64(%g) = %d, want %d", c.name, c.v, got, c.want)
+		}
+	}
+}
