@@ -34,14 +34,20 @@ var hugeSize = sync.OnceValue(func() int {
 	if err != nil || !asksForTHP(string(enabled)) {
 		return 0
 	}
-	size := 2 << 20
-	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 && n&(n-1) == 0 {
-			size = n
-		}
-	}
-	return size
+	// A file that cannot be read gives "", and so the default.
+	b, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+	return pmdSize(string(b))
 })
+
+// pmdSize reads the text of /sys/kernel/mm/transparent_hugepage/hpage_pmd_size,
+// a huge page's size in bytes; 2 MiB (x86-64's, and arm64's with 4 KiB pages)
+// when the text is not a power of two.
+func pmdSize(text string) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(text)); err == nil && n > 0 && n&(n-1) == 0 {
+		return n
+	}
+	return 2 << 20
+}
 
 // asksForTHP reports whether the mode in
 // /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never",

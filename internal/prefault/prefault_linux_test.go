@@ -225,6 +225,30 @@ func TestAsksForTHP(t *testing.T) {
 	}
 }
 
+// TestPmdSize: the huge-page size is read from the system's file; text that
+// is not a power of two falls back to 2 MiB (the machine the tests run on
+// says 2 MiB, so only this table tells a misread from the default).
+func TestPmdSize(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+		why  string
+	}{
+		{"2097152\n", 2 << 20, "x86-64's size, as the file ends it"},
+		{"33554432\n", 32 << 20, "arm64 with 16 KiB pages: read, not assumed"},
+		{" 524288 \n", 512 << 10, "white space around the number"},
+		{"", 2 << 20, "no file: the default"},
+		{"0\n", 2 << 20, "0 is no size (and 0&(0-1) is 0)"},
+		{"-4096\n", 2 << 20, "negative"},
+		{"3145728\n", 2 << 20, "3 MiB is not a power of two"},
+		{"2M\n", 2 << 20, "not a number"},
+	} {
+		if got := pmdSize(c.text); got != c.want {
+			t.Errorf("pmdSize(%q) = %d, want %d: %s", c.text, got, c.want, c.why)
+		}
+	}
+}
+
 func TestDisablesTHP(t *testing.T) {
 	for _, c := range []struct {
 		godebug string
