@@ -21,6 +21,7 @@ func TestDescribe(t *testing.T) {
 		{"cut inside a character", `"` + strings.Repeat("é", 30) + `"`, `string "` + strings.Repeat("é", 19) + "...", "byte 40 is the second byte of an é: the cut moves back to the character's start"},
 		{"cut inside a 4-byte character", `"` + strings.Repeat("x", 37) + "😀😀", `string "` + strings.Repeat("x", 37) + "...", "an emoji across byte 40 is left out whole"},
 		{"no character start near the cut", `"` + strings.Repeat("\xbf", 50), "string \"\ufffd...", "bytes that are not UTF-8 show as U+FFFD, and the cut moves back at most 3 bytes: the quote stays"},
+		{"character start 4 bytes back", `"` + strings.Repeat("x", 35) + "y" + strings.Repeat("\xbf", 10), `string "` + strings.Repeat("x", 35) + "y...", "the cut moves back 3 bytes at most, to byte 37, and so keeps the y just before it"},
 		{"not UTF-8", "\"\x95\"", "string \"\ufffd\"", "a byte that is not UTF-8 shows as U+FFFD"},
 		{"boolean-like", "t\xff\xff", "boolean t\ufffd", "a value starting like a boolean that is not one is still valid UTF-8"},
 		{"object", `{"a":1}`, "an object", "objects by name"},
