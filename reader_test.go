@@ -178,6 +178,15 @@ func TestReadTraceValid(t *testing.T) {
 				d.DeviceMemory = []DeviceMemorySample{{Device: "d", UsedBytes: 1, FreeBytes: 2}}
 				d.Gradients = []Gradient{{EventID: "e", Root: "m", Key: "k", State: GradientMissing}}
 			})},
+		{"norms from 0 to 9", "a norm that starts with 0 or 9 is a number like any other (found by mutation: 0.25 read as not a number went unseen)",
+			rdLines(tMeta, strings.Replace(tGradient, `"norm":1.5`, `"norm":0.25`, 1), strings.Replace(tGradient, `"norm":1.5`, `"norm":9.5`, 1)),
+			minimal(func(d *TraceDocument) {
+				g := rdFullDoc().Gradients[0]
+				g.Norm = rdF64(0.25)
+				h := g
+				h.Norm = rdF64(9.5)
+				d.Gradients = []Gradient{g, h}
+			})},
 		{"null arrays and objects", "null is empty for shape, inputs and tags (documented; from a clean-room check)",
 			rdLines(strings.Replace(tMeta, `"tags":{"a":"b"}`, `"tags":null`, 1),
 				`{"kind":"op","span_id":"s","op_name":"x","inputs":null,"shape":null,"dtype":"u8","device":"d","duration_ns":1,"timestamp_ns":2,"input_storage_bytes":0}`,
