@@ -173,7 +173,8 @@ func scanFast(line []byte) (valid bool, names []string, vals []string) {
 // accepts and splits objects into the same members.
 func FuzzLineScanner(f *testing.F) {
 	for _, s := range []string{tMeta, tMem, tOp, `{"a":"\u00e9\"","b":[1,-0.5e+3,{"c":null}],"":true}`, `[1,2]`, `"x"`,
-		`{"a":1,}`, `{"a":01}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", `{"a":tru}`, `{"a":1.}`, ` {"a" : [ ] } `, `{}`, `-`, `{"a":"\x01"}`} {
+		`{"a":1,}`, `{"a":01}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", `{"a":tru}`, `{"a":1.}`, ` {"a" : [ ] } `, `{}`, `-`, `{"a":"\x01"}`,
+		`1e`, `1e+`, `1.`, `-0`, `{"a":1e}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {

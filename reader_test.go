@@ -323,6 +323,14 @@ func TestReadTraceErrors(t *testing.T) {
 		{"invalid json", "a broken record", rdLines(tMeta, `{"kind":"memory",,}`), `^line 2: memory: invalid JSON at column 18: invalid character ','`, ErrInvalidJSON, 2},
 		{"truncated last line", "the stream stops inside a record: cut short, as io.ErrUnexpectedEOF says in every form (from a user trial)", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"truncated line before a newline", "a line that ends inside a record, then a newline: the record is cut, but the input is not known to be", rdLines(tMeta, tMem[:50]), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
+		// Numbers cut after '.', 'e' or a sign (found by mutation: checks of
+		// the line's end in the number scanner went untested, one of them a
+		// panic when reversed).
+		{"exponent without digits", "an exponent needs a digit", rdLines(tMeta, memPrefix+`"bytes":1e}`), `^line 2: memory: invalid JSON at column \d+: invalid character '\}' in number \(want a digit in the exponent\)$`, ErrInvalidJSON, 2},
+		{"fraction without digits", "a '.' needs a digit", rdLines(tMeta, memPrefix+`"bytes":1.}`), `^line 2: memory: invalid JSON at column \d+: invalid character '\}' in number \(want a digit after '\.'\)$`, ErrInvalidJSON, 2},
+		{"input ends after e", "the number is cut, not wrong", rdLines(tMeta) + memPrefix + `"bytes":1e`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
+		{"input ends after e+", "likewise after the exponent's sign", rdLines(tMeta) + memPrefix + `"bytes":1e+`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
+		{"input ends after '.'", "likewise after the point", rdLines(tMeta) + memPrefix + `"bytes":1.`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"two objects on a line", "one object a line, named by the first one's kind", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: span_start: want one JSON object a line`, ErrInvalidJSON, 2},
 		{"two objects on a line, kind not first", "named by its kind wherever kind sits (the slow path reads it after the object)",

@@ -60,3 +60,21 @@ func TestNewU64Slab(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordKindString: a kind out of range is named by its number, not an
+// index out of range (found by mutation).
+func TestRecordKindString(t *testing.T) {
+	for _, c := range []struct {
+		k    recordKind
+		want string
+	}{
+		{recNone, ""},
+		{recMeta, "meta"},
+		{recEdge, "edge"},
+		{numRecordKinds, "record(10)"},
+	} {
+		if got := c.k.String(); got != c.want {
+			t.Errorf("recordKind(%d).String() = %q, want %q", c.k, got, c.want)
+		}
+	}
+}
