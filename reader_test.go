@@ -331,6 +331,8 @@ func TestReadTraceErrors(t *testing.T) {
 		{"input ends after e", "the number is cut, not wrong", rdLines(tMeta) + memPrefix + `"bytes":1e`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"input ends after e+", "likewise after the exponent's sign", rdLines(tMeta) + memPrefix + `"bytes":1e+`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"input ends after '.'", "likewise after the point", rdLines(tMeta) + memPrefix + `"bytes":1.`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
+		{"string cut by CRLF", "a CR before the LF that ends the line ends it too, inside the string (found by mutation)", tMeta + "\r\n" + `{"kind":"memory","tensor_id":"ab` + "\r\n" + tMeta, `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
+		{"control character before LF", "only CR may come before the LF that cuts a string; another control character is invalid where it stands", tMeta + "\n" + `{"kind":"memory","tensor_id":"a` + "\x01\n", `^line 2: memory: invalid JSON at column 32: invalid control character byte 0x1 in string$`, ErrInvalidJSON, 2},
 		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"two objects on a line", "one object a line, named by the first one's kind", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: span_start: want one JSON object a line`, ErrInvalidJSON, 2},
 		{"two objects on a line, kind not first", "named by its kind wherever kind sits (the slow path reads it after the object)",
