@@ -29,3 +29,23 @@ func TestSkipValue(t *testing.T) {
 		}
 	}
 }
+
+// TestCharDesc: errors quote printable ASCII, space included, and give other
+// bytes in hex (found by mutation: a space shown as byte 0x20 went unseen).
+func TestCharDesc(t *testing.T) {
+	for _, c := range []struct {
+		b    byte
+		want string
+	}{
+		{' ', `' '`},
+		{'~', `'~'`},
+		{'\'', `'\''`},
+		{0x1f, "byte 0x1f"},
+		{0x7f, "byte 0x7f"},
+		{0xff, "byte 0xff"},
+	} {
+		if got := charDesc(c.b); got != c.want {
+			t.Errorf("charDesc(%#x) = %s, want %s", c.b, got, c.want)
+		}
+	}
+}
