@@ -326,6 +326,7 @@ func TestReadTraceErrors(t *testing.T) {
 		// Numbers cut after '.', 'e' or a sign (found by mutation: checks of
 		// the line's end in the number scanner went untested, one of them a
 		// panic when reversed).
+		{"minus without digits", "a '-' needs a digit (found by mutation: a '-' alone passed the number scanner)", rdLines(tMeta, memPrefix+`"bytes":-x}`), `^line 2: memory: invalid JSON at column \d+: invalid character 'x' in number$`, ErrInvalidJSON, 2},
 		{"exponent without digits", "an exponent needs a digit", rdLines(tMeta, memPrefix+`"bytes":1e}`), `^line 2: memory: invalid JSON at column \d+: invalid character '\}' in number \(want a digit in the exponent\)$`, ErrInvalidJSON, 2},
 		{"fraction without digits", "a '.' needs a digit", rdLines(tMeta, memPrefix+`"bytes":1.}`), `^line 2: memory: invalid JSON at column \d+: invalid character '\}' in number \(want a digit after '\.'\)$`, ErrInvalidJSON, 2},
 		{"input ends after e", "the number is cut, not wrong", rdLines(tMeta) + memPrefix + `"bytes":1e`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
