@@ -323,12 +323,12 @@ func TestReadTraceErrors(t *testing.T) {
 		{"invalid json", "a broken record", rdLines(tMeta, `{"kind":"memory",,}`), `^line 2: memory: invalid JSON at column 18: invalid character ','`, ErrInvalidJSON, 2},
 		{"truncated last line", "the stream stops inside a record: cut short, as io.ErrUnexpectedEOF says in every form (from a user trial)", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"truncated line before a newline", "a line that ends inside a record, then a newline: the record is cut, but the input is not known to be", rdLines(tMeta, tMem[:50]), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
-		// Numbers cut after '.', 'e' or a sign (found by mutation: checks of
-		// the line's end in the number scanner went untested, one of them a
-		// panic when reversed).
 		{"minus without digits", "a '-' needs a digit (found by mutation: a '-' alone passed the number scanner)", rdLines(tMeta, memPrefix+`"bytes":-x}`), `^line 2: memory: invalid JSON at column \d+: invalid character 'x' in number$`, ErrInvalidJSON, 2},
 		{"string line not ASCII", "a later line that is a string with bytes beyond ASCII is no record (found by mutation: its UTF-8 check could read before the line)", rdLines(tMeta, `"é"`), `^line 2: want a JSON object, got string "é"$`, ErrInvalidJSON, 2},
 		{"input ends after an array element", "cut after an element, before ',' or ']'", rdLines(tMeta) + `{"kind":"memory","shape":[10`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
+		// Numbers cut after '.', 'e' or a sign (found by mutation: checks of
+		// the line's end in the number scanner went untested, one of them a
+		// panic when reversed).
 		{"exponent without digits", "an exponent needs a digit", rdLines(tMeta, memPrefix+`"bytes":1e}`), `^line 2: memory: invalid JSON at column \d+: invalid character '\}' in number \(want a digit in the exponent\)$`, ErrInvalidJSON, 2},
 		{"fraction without digits", "a '.' needs a digit", rdLines(tMeta, memPrefix+`"bytes":1.}`), `^line 2: memory: invalid JSON at column \d+: invalid character '\}' in number \(want a digit after '\.'\)$`, ErrInvalidJSON, 2},
 		{"input ends after e", "the number is cut, not wrong", rdLines(tMeta) + memPrefix + `"bytes":1e`, `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
