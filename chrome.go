@@ -599,13 +599,12 @@ func (p *chromeParser) parse() error {
 		}
 		return notChrome(0, "a JSON "+k.String()+" is neither an array of events nor an object with traceEvents")
 	}
-	// Only whitespace may follow.
+	// Only whitespace may follow. (p.index is -1 again: the events' ']'
+	// reset it, so an error here names no event.)
 	if p.dec.PeekKind() != 0 {
-		p.index = -1
 		return &ParseError{Offset: nextOffset(p.dec), Msg: "data after the trace", Err: ErrInvalidJSON}
 	}
 	if _, err := p.dec.ReadToken(); err != io.EOF {
-		p.index = -1
 		return p.syntax(err)
 	}
 	return nil

@@ -474,6 +474,8 @@ func TestChromeLiberalProperties(t *testing.T) {
 		{"not an array", `{"deviceProperties":{"id":0},"traceEvents":` + ev + `}`, 0},
 		{"entries not objects", `{"deviceProperties":[7,"x",{"id":0,"totalGlobalMem":64}],"traceEvents":` + ev + `}`, 64},
 		{"escaped keys", `{"device\u0050roperties":[{"\u0069d":0,"totalGlobalMem":32}],"trace\u0045vents":` + ev + `}`, 32},
+		// 0 is a non-negative integer: read, as a capacity not known.
+		{"zero memory", `{"deviceProperties":[{"id":0,"totalGlobalMem":0}],"traceEvents":` + ev + `}`, 0},
 	} {
 		doc, err := ReadChromeTrace(strings.NewReader(c.data))
 		if err != nil {
@@ -665,6 +667,12 @@ func TestChromeRepairs(t *testing.T) {
 		{"NUL padding", "{\"traceEvents\":[]}\n\x00\x00", "invalid JSON: invalid character '\\x00' at start of value"},
 		{"backslash as a value", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":\q}}]`, `invalid JSON: invalid character '\\' at start of value`},
 		{"bad escape after nan", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":"nan\q"}}]`, "invalid JSON: invalid escape `\\q` in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
+		// The escape is named in backquotes when it is printable ASCII
+		// other than a backquote, else quoted as Go quotes it.
+		{"bad escape of a space", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":"\ "}}]`, "invalid JSON: invalid escape `\\ ` in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
+		{"bad escape of a tilde", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":"\~"}}]`, "invalid JSON: invalid escape `\\~` in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
+		{"bad escape of a backquote", "[{\"ph\":\"X\",\"name\":\"k\",\"cat\":\"kernel\",\"args\":{\"a\":\"\\`\"}}]", "invalid JSON: invalid escape \"\\\\`\" in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
+		{"bad escape of a non-ASCII byte", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":"\é"}}]`, "invalid JSON: invalid escape \"\\\\\\xc3\" in a string (PyTorch's profiler on Windows wrote file paths unescaped); a trace with them is read from a file, or another io.Seeker"},
 		{"signed N/A", `[{"ph":"X","name":"k","cat":"kernel","args":{"a":-N/A}}]`, "invalid JSON: -N/A is not a JSON value (older PyTorch profilers wrote such values); a trace with them is read from a file, or another io.Seeker"},
 		{"N/A right after a number", `[{"ph":"X","name":"k","x":1N/A}]`, `invalid JSON: invalid character 'N' after object value (expecting ',' or '}')`},
 		{"inf right after a number", `[{"ph":"X","name":"k","x":0inf}]`, `invalid JSON: invalid character 'i' after object value (expecting ',' or '}')`},
@@ -686,6 +694,11 @@ func TestChromeRepairs(t *testing.T) {
 				t.Errorf("%s, from %s: %v; want the message %q", c.name, name, err, c.msg)
 			}
 		}
+	}
+	// A defect right after the events' '[' is where the decoder's buffer
+	// starts, and a value may begin there: it is named as anywhere else.
+	if _, err := ReadTrace(iotest.HalfReader(strings.NewReader(`[NaN]`))); err == nil || err.Error() != "offset 1: traceEvents[0]: invalid JSON: NaN is not a JSON number (older PyTorch profilers wrote such numbers); a trace with them is read from a file, or another io.Seeker" {
+		t.Errorf("NaN as the first event, from a pipe: %v; want the defect named", err)
 	}
 	// A word that only starts like a non-finite number, cut by the end of
 	// the input, sends a seekable input to a second read; there, repaired,
@@ -1046,6 +1059,7 @@ func TestChromeErrors(t *testing.T) {
 		{"number after", "a second value, after white space", "{\"traceEvents\":[]} \n 5", ErrInvalidJSON, "data after the trace", ""},
 		{"deviceProperties id bad", "a device id that is not an integer", `{"deviceProperties":[{"id":"zero","totalGlobalMem":1}],"traceEvents":[]}`, nil, "id: not an integer", "deviceProperties[0]"},
 		{"object syntax error", "bad JSON between the top-level keys", `{"traceEvents":[],1}`, nil, "invalid JSON", ""},
+		{"syntax error before the events", "no event has been read yet: the error names none", `{"schemaVersion":1,2}`, nil, "invalid JSON: object member name must be a string", ""},
 		{"deviceProperties bad", "a capacity that is not an integer", `{"deviceProperties":[{"id":0,"totalGlobalMem":"lots"}],"traceEvents":[]}`, nil, "totalGlobalMem: not a non-negative integer", "deviceProperties[0]"},
 		{"deviceProperties second bad", "the offset is that of the entry at fault, not of the first or of the end of it", `{"deviceProperties": [{"id": 0, "totalGlobalMem": 85097971712}, {"id": 1, "name": "x", "totalGlobalMem": -1}], "traceEvents": []}`, nil, "totalGlobalMem: not a non-negative integer", "deviceProperties[1]"},
 		{"corrupt gzip", "a gzip stream that breaks", string(corruptGzip(t)), gzip.ErrChecksum, "read: gzip: invalid checksum", ""},
