@@ -476,6 +476,8 @@ func TestChromeLiberalProperties(t *testing.T) {
 		{"escaped keys", `{"device\u0050roperties":[{"\u0069d":0,"totalGlobalMem":32}],"trace\u0045vents":` + ev + `}`, 32},
 		// 0 is a non-negative integer: read, as a capacity not known.
 		{"zero memory", `{"deviceProperties":[{"id":0,"totalGlobalMem":0}],"traceEvents":` + ev + `}`, 0},
+		// An entry without an id names no device: its memory is no one's.
+		{"no id", `{"deviceProperties":[{"totalGlobalMem":64}],"traceEvents":` + ev + `}`, 0},
 	} {
 		doc, err := ReadChromeTrace(strings.NewReader(c.data))
 		if err != nil {
@@ -2108,6 +2110,13 @@ func TestChromeMappingEdges(t *testing.T) {
 			[]memRow{
 				{0, "cuda:0@0x1000#0", alloc, 8, "cuda:0", "thread:0", "", oth},
 				{1000, "cuda:0@0x1000#0", free, 8, "cuda:0", "thread:0", "", oth},
+			}, nil},
+		{"decimal Addr strings", "an Addr string may hold a decimal integer, of one digit or more (an event whose ph is empty is no op, and no error)",
+			[]string{memEvent("1", 8, 1, 0, `,"Addr":"4096"`), memEvent("2", 8, 1, 0, `,"Addr":"7"`), `{"name":"x","ph":"","ts":3,"pid":1,"tid":1}`, memEvent("4", -8, 1, 0, addr(4096))},
+			[]memRow{
+				{0, "cuda:0@0x1000#0", alloc, 8, "cuda:0", "thread:0", "", oth},
+				{1000, "cuda:0@0x7#0", alloc, 8, "cuda:0", "thread:0", "", oth},
+				{3000, "cuda:0@0x1000#0", free, 8, "cuda:0", "thread:0", "", oth},
 			}, nil},
 		{"baselines out of file order", "each baseline goes just before its device's first event in time, whatever order the devices first appear in the file",
 			[]string{memEvent("5", 10, 1, 1, `,"Total Allocated":110`), memEvent("1", 20, 1, 0, `,"Total Allocated":220`)},
