@@ -846,6 +846,7 @@ func TestChromeParseDecimal(t *testing.T) {
 		{"zero", "0", 3, 0, true, decOK},
 		{"trailing zeros of fraction", "7.000000000000000000000000", 0, 7, true, decOK},
 		{"many digits", "123456789012345678901234567890e-20", 0, 1234567890, false, decOK},
+		{"a digit beyond the mantissa, not zero", "18446744073709551705e-2", 0, 184467440737095517, false, decOK}, // the 20th digit does not fit: dropped, though the kept digits divide evenly (from a mutation test)
 		{"overflow", "9300000000000000", 3, 0, false, decRange},
 		{"int64 max", "9223372036854775807", 0, math.MaxInt64, true, decOK},
 		{"int64 min", "-9223372036854775808", 0, math.MinInt64, true, decOK},
