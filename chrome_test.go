@@ -2020,6 +2020,7 @@ func TestChromeRunDevice(t *testing.T) {
 	}{
 		{"most events", "cpu has more events than cuda", [][3]int{{1, 0, 8}, {0, -1, 8}, {0, -1, 8}}, "cpu"},
 		{"tie", "a tie goes to the smallest name", [][3]int{{1, 1, 8}, {1, 0, 8}}, "cuda:0"},
+		{"tie, smallest first", "the device seen first keeps a tie when its name is the smallest", [][3]int{{1, 0, 8}, {1, 1, 8}}, "cuda:0"},
 		{"none", "no memory events, no device", nil, ""},
 		{"zero bytes", "events of 0 bytes give no memory event, so they do not count", [][3]int{{1, 0, 0}, {1, 0, 0}, {0, -1, 8}}, "cpu"},
 		{"only zero bytes", "a device with no memory event is not the run's", [][3]int{{1, 0, 0}}, ""},
