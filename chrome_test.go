@@ -2120,8 +2120,8 @@ func TestChromeMappingEdges(t *testing.T) {
 				{0, "cuda:0@0x1000#0", alloc, 8, "cuda:0", "thread:0", "", oth},
 				{1000, "cuda:0@0x1000#0", free, 8, "cuda:0", "thread:0", "", oth},
 			}, nil},
-		{"decimal Addr strings", "an Addr string may hold a decimal integer, of one digit or more (an event whose ph is empty is no op, and no error)",
-			[]string{memEvent("1", 8, 1, 0, `,"Addr":"4096"`), memEvent("2", 8, 1, 0, `,"Addr":"7"`), `{"name":"x","ph":"","ts":3,"pid":1,"tid":1}`, memEvent("4", -8, 1, 0, addr(4096))},
+		{"decimal Addr strings", "an Addr string may hold a decimal integer, of one digit or more (and a cpu_op event whose ph is empty is no span, and no error)",
+			[]string{memEvent("1", 8, 1, 0, `,"Addr":"4096"`), memEvent("2", 8, 1, 0, `,"Addr":"7"`), `{"name":"x","ph":"","cat":"cpu_op","ts":3,"dur":2,"pid":1,"tid":1}`, memEvent("4", -8, 1, 0, addr(4096))},
 			[]memRow{
 				{0, "cuda:0@0x1000#0", alloc, 8, "cuda:0", "thread:0", "", oth},
 				{1000, "cuda:0@0x7#0", alloc, 8, "cuda:0", "thread:0", "", oth},

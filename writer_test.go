@@ -589,7 +589,7 @@ func TestWriteJSONLRecordOrder(t *testing.T) {
 				Memory: []MemoryEvent{mem(1, "a"), mem(11, "b")},
 			},
 			[]string{"meta", "span_start a", "memory 1", "span_start b", "memory 11"}},
-		{"second span named early", "a record naming another span than the record before it, before that span's start_ns, moves that span's span_start (the last lookup is reused only for the same span)",
+		{"second span named early", "a record that names a different span from the record before it, ahead of that span's start_ns, moves that span's span_start (the last lookup is reused only for the same span)",
 			&TraceDocument{
 				Spans:  []Span{{ID: "a", StartNs: 0}, {ID: "b", StartNs: 10}},
 				Memory: []MemoryEvent{mem(1, "a"), mem(5, "b")},
