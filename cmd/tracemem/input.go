@@ -202,6 +202,7 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 			if terr := tap.wait(); err == nil {
 				err = terr
 			}
+			err = earlierLine(err, c.err)
 		}
 		if err != nil {
 			return nil, &fileError{file: src.name, err: err}
@@ -245,6 +246,23 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	return t, nil
 }
 
+// earlierLine returns the analysis's error, or the collector's when it is
+// on an earlier line (the reader reports the first bad line) or the
+// analysis had none.
+func earlierLine(analysis, collector error) error {
+	if collector == nil {
+		return analysis
+	}
+	if analysis == nil {
+		return collector
+	}
+	var a, c *tracemem.ParseError
+	if errors.As(analysis, &a) && errors.As(collector, &c) && a.Line > 0 && c.Line < a.Line {
+		return collector
+	}
+	return analysis
+}
+
 // firstRun returns what the meta record on the first line of a JSONL trace
 // gives of its run (the first record must be meta), read from what r holds
 // buffered; nil when that line is longer than the buffer or no meta record.
@@ -261,7 +279,7 @@ func firstRun(r *bufio.Reader) *runInfo {
 		i = len(head) // the input ends: a last line without a newline
 	}
 	c := newCollector(false)
-	c.line(head[:i])
+	c.line(1, head[:i])
 	return c.run
 }
 

@@ -140,15 +140,16 @@ func (t *spanTree) addSpan(s spanInfo) {
 }
 
 // addSpanBytes adds a span from the bytes of its id and parent id (not
-// kept); a second span of the same id is ignored (the reader reports it).
-func (t *spanTree) addSpanBytes(id, parent []byte, name string, kind tracemem.SpanKind, step tracemem.Step, startNs uint64) {
+// kept). A second span of the same id is not added, and the result says so:
+// the tree keeps the first (as the analyses do), and its caller reports it.
+func (t *spanTree) addSpanBytes(id, parent []byte, name string, kind tracemem.SpanKind, step tracemem.Step, startNs uint64) (duplicate bool) {
 	h := t.hash(id)
 	first, taken := t.byHash[h]
 	if _, dup := t.collisions[string(id)]; taken && (dup || string(t.idOf(&t.recs[first])) == string(id)) {
-		return // a duplicate id
+		return true
 	}
 	if len(t.recs) >= math.MaxInt32 {
-		return
+		return false
 	}
 	idx := int32(len(t.recs))
 	r := spanRec{idOff: len(t.arena), idLen: uint32(len(id)), parent: noParent, name: t.intern(name), kind: kind, step: step, startNs: startNs}
@@ -167,6 +168,7 @@ func (t *spanTree) addSpanBytes(id, parent []byte, name string, kind tracemem.Sp
 	} else {
 		t.byHash[h] = idx
 	}
+	return false
 }
 
 // endSpan records the end of span id.

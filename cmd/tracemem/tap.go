@@ -94,6 +94,7 @@ func (t *lineTap) consume() {
 		}
 	}()
 	var carry []byte // the start of a line not yet ended
+	n := 0           // lines ended so far
 	for buf := range t.chunks {
 		data := buf
 		for len(data) > 0 {
@@ -107,12 +108,13 @@ func (t *lineTap) consume() {
 				carry = append(carry, data...)
 				break
 			}
+			n++
 			if len(carry) > 0 {
 				carry = append(carry, data[:i]...)
-				t.c.line(carry)
+				t.c.line(n, carry)
 				carry = carry[:0]
 			} else {
-				t.c.line(data[:i])
+				t.c.line(n, data[:i])
 			}
 			data = data[i+1:]
 		}
@@ -122,7 +124,7 @@ func (t *lineTap) consume() {
 		}
 	}
 	if len(carry) > 0 {
-		t.c.line(carry)
+		t.c.line(n+1, carry)
 	}
 }
 
@@ -130,10 +132,14 @@ func (t *lineTap) consume() {
 // it is shown. It decodes only the records of those kinds, found by their
 // "kind" member without parsing the other records, reading their members
 // as JSON tokens with one reused decoder; a record it cannot decode is
-// skipped (the analysis reports it).
+// skipped (the analysis reports it). A span id used twice is its error: the
+// analysis without node metrics forgets a span when it ends, so it takes a
+// later span of the same id for a new span, where the tree would show the
+// first span's path for the second's memory.
 type collector struct {
 	tree    *spanTree
 	run     *runInfo
+	err     error // the first duplicate span id, a *tracemem.ParseError
 	wantOps bool
 	strs    map[string]string // interned names
 	rd      bytes.Reader
@@ -255,7 +261,8 @@ func unquote(q []byte) []byte {
 	return v
 }
 
-func (c *collector) line(line []byte) {
+// line takes the record on line n (1-based) of the input.
+func (c *collector) line(n int, line []byte) {
 	switch k := recordKind(line); string(k) {
 	case "span_start", "span_end", "meta":
 	case "op":
@@ -280,7 +287,11 @@ func (c *collector) line(line []byte) {
 		var step tracemem.Step
 		_ = kind.UnmarshalText([]byte(r.spanKind))
 		_ = step.UnmarshalText([]byte(r.step))
-		c.tree.addSpanBytes(r.id, r.parentID, r.name, kind, step, r.startNs)
+		if c.tree.addSpanBytes(r.id, r.parentID, r.name, kind, step, r.startNs) && c.err == nil {
+			// As AnalyzeStream reports it when it keeps every span.
+			serr := &tracemem.SpanError{SpanID: string(r.id), Msg: "duplicate span id"}
+			c.err = &tracemem.ParseError{Line: n, Kind: "span_start", Msg: serr.Error(), Err: serr}
+		}
 	case "span_end":
 		c.tree.endSpanBytes(r.id, r.durationNs)
 	case "op":

@@ -6,7 +6,10 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,4 +54,68 @@ func TestTapLongBlankLines(t *testing.T) {
 		t.Errorf("the tap allocated %d bytes for %d bytes of white space, want at most %d", a, 2*n, n/2)
 	}
 	checkCollected(t, c, doc, treeFromDocument(doc))
+}
+
+// TestSpanIDUsedAgain: a span_start that uses the id of a span that has
+// ended is refused by every command that names spans, as ReadTrace and the
+// node metrics refuse it, at its line. The analysis without node metrics
+// forgets a span when it ends and took the second span for a new one, while
+// the span tree kept the first: summary showed the second span's memory under
+// the first span's path (from a user trial). profile and the CSV export name
+// no span and do not look (the README says so).
+func TestSpanIDUsedAgain(t *testing.T) {
+	const meta = `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}` + "\n"
+	span := func(name string, start int) string {
+		return `{"kind":"span_start","id":"s","name":"` + name + `","start_ns":` + strconv.Itoa(start) + `,"span_kind":"function","measured":true}` + "\n"
+	}
+	alloc := func(id string, ts int) string {
+		return `{"kind":"memory","timestamp_ns":` + strconv.Itoa(ts) + `,"tensor_id":"` + id + `","span_id":"s","device":"cuda:0","bytes":100,"action":"alloc","shape":[],"dtype":"u8","category":"activation"}` + "\n"
+	}
+	const end = `{"kind":"span_end","id":"s","duration_ns":2}` + "\n"
+	first := meta + span("first", 0) + alloc("x", 1) + end // lines 1-4
+	dir := t.TempDir()
+	cases := []struct {
+		name, trace, wantErr, reason string
+	}{
+		{"after its end", first + span("second", 5) + alloc("y", 6) + end, `line 5: span_start: span "s": duplicate span id`,
+			"the second span_start is the error, where ReadTrace puts it"},
+		{"blank lines count", first + "\n  \n" + span("second", 5) + alloc("y", 6), `line 7: span_start: span "s": duplicate span id`,
+			"the tap counts every line, blank or not, as the analysis does"},
+		{"last line, no newline", first + strings.TrimSuffix(span("second", 5), "\n"), `line 5: span_start: span "s": duplicate span id`,
+			"a last line without a newline has the next number"},
+		{"before a bad line", first + span("second", 5) + alloc("y", 6) + "{\"kind\": \"memory\", \n", `line 5: span_start: span "s": duplicate span id`,
+			"the earlier of two errors is reported, whichever part of the command finds it"},
+		{"after a bad line", meta + span("first", 0) + "{\"kind\": \"memory\", \n" + end + span("second", 5), `line 3: memory: `,
+			"likewise when the analysis's error is the earlier"},
+	}
+	commands := [][]string{
+		{"summary"},
+		{"nodes"},
+		{"report", "-o", filepath.Join(dir, "r.html")},
+		{"export", "--format", "pprof", "-o", filepath.Join(dir, "p.pb.gz")},
+		{"export", "--format", "chrome", "-o", filepath.Join(dir, "c.json")},
+	}
+	for i, c := range cases {
+		file := filepath.Join(dir, "t"+strconv.Itoa(i)+".jsonl")
+		if err := os.WriteFile(file, []byte(c.trace), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, rerr := tracemem.ReadTrace(strings.NewReader(c.trace))
+		if rerr == nil || !strings.Contains(rerr.Error(), c.wantErr[:strings.Index(c.wantErr, ":")]) {
+			t.Errorf("%s: ReadTrace error %v, want one on the same line as %q", c.name, rerr, c.wantErr)
+		}
+		for _, cmd := range commands {
+			r := runCmd(t, nil, append(slices.Clone(cmd), file)...)
+			if r.code != 1 || !strings.Contains(r.stderr, file+": "+c.wantErr) {
+				t.Errorf("%s: %s: exit %d, stderr %q; want 1 and %q\n(%s)", c.name, cmd[0], r.code, r.stderr, c.wantErr, c.reason)
+			}
+		}
+	}
+	// The streams that name no span do not look.
+	file := filepath.Join(dir, "t0.jsonl")
+	for _, cmd := range [][]string{{"profile"}, {"export", "--format", "csv", "-o", filepath.Join(dir, "t.csv")}} {
+		if r := runCmd(t, nil, append(cmd, file)...); r.code != 0 {
+			t.Errorf("%s: exit %d (stderr %q), want 0: it streams without the span tree", cmd[0], r.code, r.stderr)
+		}
+	}
 }
