@@ -290,8 +290,10 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 		d.fast = fastSkip
 		return true
 	}
-	if d.metaLine == 0 && k != recMeta || k == recMeta && d.metaLine != 0 {
-		d.fast = fastOff // the slow path reports it
+	if d.metaLine == 0 || k == recMeta {
+		// The slow path: it reports a record before meta and a second
+		// meta, and checks meta's schema before its other fields.
+		d.fast = fastOff
 		return false
 	}
 	d.fast, d.kind, d.seen = fastOn, k, 0

@@ -320,6 +320,27 @@ func TestReadTraceErrors(t *testing.T) {
 		{"second meta", "meta appears twice", rdLines(tMeta, tRoot, tMeta), `^line 3: meta: second meta record \(the first is on line 1\)$`, nil, 3},
 		{"wrong schema", "schema /5 is not read", rdLines(strings.Replace(tMeta, "trace/6", "trace/5", 1)),
 			`^line 1: meta: schema: unsupported schema "candle-graph/trace/5" \(want candle-graph/trace/6 or candle-graph/trace/7\)$`, ErrUnsupportedSchema, 1},
+		// The schema before the other fields: a trace of another schema may
+		// differ in any of them, and callers test ErrUnsupportedSchema (from
+		// a user trial: a /8 meta without run_id was "run_id: missing
+		// required field").
+		{"newer schema, a field gone", "a schema not read is named before a required field it does not have",
+			rdLines(strings.Replace(strings.Replace(tMeta, "trace/6", "trace/8", 1), `"run_id":"r",`, "", 1)),
+			`^line 1: meta: schema: unsupported schema "candle-graph/trace/8" \(want candle-graph/trace/6 or candle-graph/trace/7\)$`, ErrUnsupportedSchema, 1},
+		{"newer schema, a value unknown", "and before a value of an enumeration this schema does not have, wherever the schema sits",
+			rdLines(`{"kind":"meta","phase":"eval","schema":"candle-graph/trace/8"}`),
+			`^line 1: meta: schema: unsupported schema "candle-graph/trace/8" `, ErrUnsupportedSchema, 1},
+		{"newer schema, kind last", "likewise when kind is not the first member",
+			rdLines(`{"phase":"eval","schema":"candle-graph/trace/8","kind":"meta"}`),
+			`^line 1: meta: schema: unsupported schema "candle-graph/trace/8" `, ErrUnsupportedSchema, 1},
+		{"newer schema, escaped", "the schema is compared unescaped",
+			rdLines(`{"kind":"meta","phase":"eval","schema":"candle-graph\/trace\/8"}`),
+			`^line 1: meta: schema: unsupported schema "candle-graph/trace/8" `, ErrUnsupportedSchema, 1},
+		{"escaped supported schema", "an escaped /6 is /6: the other fields are checked",
+			rdLines(`{"kind":"meta","phase":"eval","schema":"candle-graph\/trace\/6"}`),
+			`^line 1: meta: unknown phase "eval" \(want train or infer\)$`, nil, 1},
+		{"schema not a string", "a schema of the wrong type is a field error in member order, not a schema not read",
+			rdLines(`{"kind":"meta","schema":8,"phase":"eval"}`), `^line 1: meta: schema: want a string, got 8$`, nil, 1},
 		{"invalid json", "a broken record", rdLines(tMeta, `{"kind":"memory",,}`), `^line 2: memory: invalid JSON at column 18: invalid character ','`, ErrInvalidJSON, 2},
 		{"truncated last line", "the stream stops inside a record: cut short, as io.ErrUnexpectedEOF says in every form (from a user trial)", rdLines(tMeta) + tMem[:50], `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"truncated line before a newline", "a line that ends inside a record, then a newline: the record is cut, but the input is not known to be", rdLines(tMeta, tMem[:50]), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},

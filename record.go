@@ -25,6 +25,11 @@ type recordFields = recordDecoder
 func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []member, alts [][]byte, doc bool) *ParseError {
 	resetRecord(k, r)
 	p.unknown, p.renamed = p.unknown[:0], 0
+	if k == recMeta && !doc {
+		if perr := p.schemaFirst(obj, ms, alts); perr != nil {
+			return perr
+		}
+	}
 	var seen uint32
 	for i := range ms {
 		m := &ms[i]
@@ -35,6 +40,29 @@ func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []mem
 		}
 	}
 	return p.finish(k, r, seen, doc)
+}
+
+// schemaFirst reports a meta record's schema string other than the ones
+// this package reads, before any other field: a trace of another schema may
+// differ in any of them, and callers test for ErrUnsupportedSchema. Other
+// errors of the schema member (not a string, given twice) are left to the
+// fields' check.
+func (p *valueParser) schemaFirst(obj []byte, ms []member, alts [][]byte) *ParseError {
+	for i := range ms {
+		m := &ms[i]
+		if string(m.name(obj, alts)) != "schema" {
+			continue
+		}
+		p.esc = m.esc
+		s, perr := p.str("schema", m.val(obj))
+		if perr != nil || s == SchemaV6 || s == SchemaV7 {
+			return nil
+		}
+		perr = schemaError(s)
+		perr.Offset = int64(m.vs)
+		return perr
+	}
+	return nil
 }
 
 // resetRecord clears the field of r that a record of kind k fills.
@@ -176,11 +204,7 @@ func (p *valueParser) finish(k recordKind, r *recordFields, seen uint32, doc boo
 	if missing := req &^ seen; missing != 0 {
 		return missingField(missing, names, doc)
 	}
-	switch k {
-	case recMeta:
-		if !doc && r.schema != SchemaV6 && r.schema != SchemaV7 {
-			return schemaError(r.schema)
-		}
+	switch k { // a meta record's schema is checked first (schemaFirst)
 	case recSpanStart:
 		if doc && !r.span.Closed && r.span.DurationNs != 0 {
 			return &ParseError{Field: "duration_ns", Msg: "want 0 for a span that is not closed, got " +
