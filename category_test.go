@@ -162,7 +162,7 @@ func TestCategoryBytes(t *testing.T) {
 		{`{"other":"1"}`, `^by category: other: want an unsigned integer, got string "1"$`, "a string"},
 		{`[1]`, `^by category: want an object`, "not an object"},
 		{`{"other":{}}`, `^by category: other: want an unsigned integer, got an object$`, "an object as a count"},
-		{`{"other":1.5}`, `^by category: other: want an unsigned integer, got non-integer number 1.5$`, "a fraction"},
+		{`{"other":1.5}`, `^by category: other: want an unsigned integer in plain digits, got 1.5$`, "a fraction"},
 		{`{"activation":1} {"gradient":3}`, `^by category: more data after the object$`, "two objects are not one (from an API review: the second was dropped)"},
 		{`{"activation":1} x`, `^by category: more data after the object$`, "nor an object and text"},
 		{``, `^by category: .*EOF`, "no value at all"},

@@ -734,7 +734,7 @@ func uintError(field string, v []byte) *ParseError {
 	case v[0] == '-':
 		return &ParseError{Field: field, Msg: "want an unsigned integer, got negative number " + describe(v)}
 	case bytes.ContainsAny(v, ".eE"):
-		return &ParseError{Field: field, Msg: "want an unsigned integer, got non-integer number " + describe(v)}
+		return &ParseError{Field: field, Msg: "want an unsigned integer in plain digits, got " + describe(v)}
 	}
 	return &ParseError{Field: field, Msg: "number " + describe(v) + " overflows uint64"}
 }
