@@ -479,15 +479,14 @@ func readJSONL(r io.Reader, size int64, estimate func() int64) (*TraceDocument, 
 				indexed = len(order)
 				span = spanAt[id]
 			}
+			// Worded as AnalyzeStream words them.
 			if span == nil {
-				return fail(&ParseError{Line: d.line, Kind: "span_end", Field: "id",
-					Msg: "span_end of unknown span " + strconv.Quote(id),
-					Err: &SpanError{SpanID: id, Msg: "end of an unknown span"}})
+				serr := &SpanError{SpanID: id, Msg: "end of an unknown span"}
+				return fail(&ParseError{Line: d.line, Kind: "span_end", Msg: serr.Error(), Err: serr})
 			}
 			if span.Closed {
-				return fail(&ParseError{Line: d.line, Kind: "span_end", Field: "id",
-					Msg: "second span_end for span " + strconv.Quote(id),
-					Err: &SpanError{SpanID: id, Msg: "span ended twice"}})
+				serr := &SpanError{SpanID: id, Msg: "span ended twice"}
+				return fail(&ParseError{Line: d.line, Kind: "span_end", Msg: serr.Error(), Err: serr})
 			}
 			span.Closed = true
 			span.DurationNs = d.spanEnd.DurationNs

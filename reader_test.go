@@ -472,9 +472,9 @@ func TestReadTraceErrors(t *testing.T) {
 		{"duplicate span", "span ids are unique", rdLines(tMeta, tRoot, tMem, tRoot),
 			`^line 4: span_start: id: duplicate span id "root" \(first on line 2\)$`, nil, 4},
 		{"unknown span_end", "span_end of a span never started", rdLines(tMeta, tRoot, tChildEnd),
-			`^line 3: span_end: id: span_end of unknown span "c"$`, nil, 3},
+			`^line 3: span_end: span "c": end of an unknown span$`, nil, 3},
 		{"second span_end", "a span ends once", rdLines(tMeta, tRoot, tRootEnd, tRootEnd),
-			`^line 4: span_end: id: second span_end for span "root"$`, nil, 4},
+			`^line 4: span_end: span "root": span ended twice$`, nil, 4},
 		{"duplicate span, then a bad line", "a duplicate found when the ids are sorted at the end still comes before an error on a later line",
 			rdLines(tMeta, tRoot, tRoot, `{"kind":"memory"`), `^line 3: span_start: id: duplicate span id "root" \(first on line 2\)$`, nil, 3},
 		{"duplicate span, then an unknown span_end", "likewise before a span error on a later line",
@@ -703,9 +703,9 @@ func TestReadTraceSpanRecords(t *testing.T) {
 				s, ok := seen[id]
 				switch {
 				case !ok:
-					return want{line: line, msg: fmt.Sprintf("line %d: span_end: id: span_end of unknown span %q", line, id)}
+					return want{line: line, msg: fmt.Sprintf("line %d: span_end: span %q: end of an unknown span", line, id)}
 				case s.span.Closed:
-					return want{line: line, msg: fmt.Sprintf("line %d: span_end: id: second span_end for span %q", line, id)}
+					return want{line: line, msg: fmt.Sprintf("line %d: span_end: span %q: span ended twice", line, id)}
 				}
 				s.span.Closed, s.span.DurationNs = true, ends[i]
 			default:
