@@ -28,6 +28,9 @@ func cmdProfile(e *env, args []string) error {
 	noteNoMemory(e, t, "the profile holds zeros")
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	if err := json.MarshalWrite(w, t.profile, jsontext.WithIndentPrefix(""), jsontext.WithIndent("  ")); err != nil {
+		if ferr := w.Flush(); ferr != nil {
+			return ferr // the output's own error, as the other commands report it
+		}
 		return err
 	}
 	if err := w.WriteByte('\n'); err != nil {
