@@ -5,7 +5,6 @@ package tracemem
 import (
 	"bufio"
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,7 +39,8 @@ func (doc *TraceDocument) WriteJSON(w io.Writer) error {
 // refuse however it is written: an unsupported schema, a span id used
 // twice, a span not closed that has a duration, a memory event whose action
 // or category is out of range (matching ErrInvalidEvent, as Analyze's
-// error does). Else it returns the index of each span id.
+// error does), a gradient norm that JSON cannot hold (NaN, ±Inf). Else it
+// returns the index of each span id.
 func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 	if doc.Schema != "" && doc.Schema != SchemaV6 && doc.Schema != SchemaV7 {
 		return nil, fmt.Errorf("%s: meta: schema: %w %q (want %s or %s)", op, ErrUnsupportedSchema, doc.Schema, SchemaV6, SchemaV7)
@@ -63,6 +63,11 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 		}
 		if ev.Category >= NumCategories {
 			return nil, &eventError{fmt.Sprintf("%s: memory[%d]: category: invalid Category %d", op, i, ev.Category)}
+		}
+	}
+	for i := range doc.Gradients {
+		if n := doc.Gradients[i].Norm; n != nil && (math.IsNaN(*n) || math.IsInf(*n, 0)) {
+			return nil, fmt.Errorf("%s: gradients[%d]: norm: %v is not a finite number (JSON has none)", op, i, *n)
 		}
 	}
 	return index, nil
@@ -465,18 +470,13 @@ func (e *jsonlWriter) deviceMemory(s *DeviceMemorySample) {
 	e.end()
 }
 
-var errNonFinite = errors.New("not a finite number")
-
 func (e *jsonlWriter) gradient(g *Gradient) {
 	e.begin("gradient")
 	e.str("event_id", g.EventID)
 	e.str("root", g.Root)
 	e.str("key", g.Key)
 	e.enum("state", gradientStateNames, int(g.State), "GradientState")
-	if g.Norm != nil {
-		if math.IsNaN(*g.Norm) || math.IsInf(*g.Norm, 0) {
-			e.fail("norm", errNonFinite)
-		}
+	if g.Norm != nil { // finite (checkWritable)
 		e.key("norm")
 		e.b = strconv.AppendFloat(e.b, *g.Norm, 'g', -1, 64)
 	}

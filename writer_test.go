@@ -455,8 +455,9 @@ func TestWriteJSONLErrors(t *testing.T) {
 		want         string
 	}{
 		{"invalid utf8", "strings must be UTF-8 to be JSON", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff"}}}, `memory: tensor_id: .*UTF-8`},
-		{"nan norm", "JSON has no NaN", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.NaN())}}}, `gradient: norm: not a finite number`},
-		{"inf norm", "JSON has no infinity", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.Inf(-1))}}}, `gradient: norm: not a finite number`},
+		{"nan norm", "JSON has no NaN; refused before anything is written, with its index (from a user trial: WriteJSON had written 135 bytes)", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.NaN())}}}, `^write jsonl: gradients\[0\]: norm: NaN is not a finite number \(JSON has none\)$`},
+		{"inf norm", "JSON has no infinity, of either sign", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(1)}, {Norm: rdF64(math.Inf(-1))}}}, `^write jsonl: gradients\[1\]: norm: -Inf is not a finite number`},
+		{"plus inf norm", "likewise", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.Inf(1))}}}, `^write jsonl: gradients\[0\]: norm: \+Inf is not a finite number`},
 		{"bad action", "an enumeration out of range; a memory event's is refused before anything is written", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `^write jsonl: memory\[0\]: action: invalid MemoryAction 7$`},
 		{"bad step", "an enumeration out of range", &TraceDocument{Spans: []Span{{Step: 9}}}, `span_start: step: .*invalid Step 9`},
 		{"bad schema", "ReadTrace refuses an unsupported schema", &TraceDocument{Schema: "foo"}, `^write jsonl: meta: schema: unsupported schema "foo"`},
