@@ -121,8 +121,11 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 		// By this sort: another may list some. Without memory events, say
 		// why, as summary does (and for a PyTorch trace, when it has them).
 		why := ""
-		if t.profile != nil && !hasMemory(t.profile) {
+		switch {
+		case t.profile != nil && !hasMemory(t.profile):
 			why = ": " + noMemoryEvents(t.run)
+		case by == sortBytes && t.run != nil && t.run.source == "chrome_trace":
+			why = ": a PyTorch trace gives no op's output shapes and dtypes, which the requested bytes are counted from (--sort peak or residual lists what the nodes allocated)"
 		}
 		fmt.Fprintf(w, "\n  no node has %s%s\n", metric, why)
 		return

@@ -289,3 +289,22 @@ func TestNodesNoMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesBytesPyTorch: --sort bytes lists no node of a PyTorch trace, whose
+// ops have no output shapes or dtypes, and says why, while --sort peak lists
+// the op that allocated (from a user trial: it said only "no node has
+// requested bytes", which TestNodesNoneListed still wants for a JSONL trace).
+func TestNodesBytesPyTorch(t *testing.T) {
+	const trace = `{"traceEvents":[
+{"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":10,"dur":10,"args":{"Input Dims":[[8,16]],"Input type":["float"]}},
+{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":15,"args":{"Bytes":512,"Addr":4096,"Total Allocated":512,"Device Id":0,"Device Type":1}}]}`
+	path := writeFile(t, t.TempDir(), "torch.json", []byte(trace))
+	r := runCmd(t, nil, "nodes", "--sort", "bytes", path)
+	const want = "\n  no node has requested bytes: a PyTorch trace gives no op's output shapes and dtypes, which the requested bytes are counted from (--sort peak or residual lists what the nodes allocated)\n"
+	if r.code != 0 || !strings.HasSuffix(r.stdout, want) {
+		t.Errorf("--sort bytes: exit %d, stdout:\n%s\nwant it to end with %q", r.code, r.stdout, want)
+	}
+	if r := runCmd(t, nil, "nodes", "--sort", "peak", path); r.code != 0 || !strings.Contains(r.stdout, "aten::empty") {
+		t.Errorf("--sort peak: exit %d, stdout:\n%s\nwant the op listed", r.code, r.stdout)
+	}
+}
