@@ -54,12 +54,13 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 //
 // The Analyzer keeps references to the strings and Shape slices of the records
 // it is given (it does not copy them): callers must not modify a Shape's
-// elements after passing it. Its memory is bounded by the live allocations
-// (and, per device, those live at its peak so far, which the peak breakdown
-// lists, though freed since), the spans and ops (only the open spans with
-// Options.SkipNodeMetrics) and the timeline points kept, plus the ids of spans
-// that records named while the Analyzer did not have them (to refuse such a
-// span when it comes): spans not added yet, and with SkipNodeMetrics spans
+// elements after passing it. Its memory is bounded by the most allocations
+// live at once so far (the room of a freed allocation is reused, not given
+// back, and keeps the record's strings until then), per device those live at
+// its peak so far (which the peak breakdown lists, though freed since), the
+// spans and ops (only the open spans with Options.SkipNodeMetrics) and the
+// timeline points kept, plus the ids of spans that records named while the
+// Analyzer did not have them (to refuse such a span when it comes): spans not added yet, and with SkipNodeMetrics spans
 // already ended and forgotten; with SkipNodeMetrics, records after the first
 // backward memory event add none (those named before it stay, as their span may
 // still come and must then be refused), but a trace without one (an inference
@@ -381,7 +382,8 @@ func (a *Analyzer) AddSpan(s *Span) error {
 	if err := a.start(); err != nil {
 		return err
 	}
-	if _, dup := a.spanID[s.ID]; dup {
+	_, dup := a.spanID[s.ID]
+	if _, gone := a.goneBackward[s.ID]; dup || gone { // gone: it ended, but its id is still known
 		return &SpanError{SpanID: s.ID, Msg: "duplicate span id"}
 	}
 	if line, ok := a.named[s.ID]; ok {
@@ -863,8 +865,9 @@ func (a *Analyzer) lookup(id string, h uint64) int32 { return a.live.find(&a.all
 
 // Profile returns the memory profile of what was replayed so far. It may be
 // called at any time; the Analyzer goes on afterwards. It costs time in
-// proportion to the live allocations and the timeline points kept, not to
-// the events replayed; but with MaxTimelinePoints 0 (the default) a point is
+// proportion to the most allocations live at once so far (a burst of them
+// long ago counts) and the timeline points kept, not to the events
+// replayed; but with MaxTimelinePoints 0 (the default) a point is
 // kept per memory event, so a caller that asks often on a long run should
 // set it. The returned profile is the caller's; its strings and shapes are
 // shared with the records given to the Analyzer.

@@ -27,9 +27,11 @@ type Options struct {
 	// first backward memory event, the ids of backward spans that ended are
 	// kept for them (only autograd_retained_bytes depends on steps). A span
 	// id used again after its span ended (which ReadTrace refuses) is taken
-	// for a new span, or refused with ErrOutOfOrder when a record named it
-	// after it ended, before the first backward memory event: telling would
-	// need the id of every span that ended.
+	// for a new span, unless it is refused: as a duplicate span id (a
+	// *SpanError) while its id is kept (a backward span, until the first
+	// backward memory event), and with ErrOutOfOrder when a record named it
+	// after it ended, before the first backward memory event. Refusing every
+	// such id would need the id of every span that ended.
 	SkipNodeMetrics bool
 }
 

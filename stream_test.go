@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -812,22 +813,57 @@ func TestStreamSkipNodeMetricsEdges(t *testing.T) {
 }
 
 // TestStreamSkipNodeMetricsReusedID: with SkipNodeMetrics a span id used
-// again after its span ended is a new span, unless a record named the ended
-// span before the first backward memory event: then it is refused, as the
-// Options doc says (ReadTrace refuses both).
+// again after its span ended is a new span, unless the Analyzer can tell:
+// then it is refused, as the Options doc says (ReadTrace refuses them all).
 func TestStreamSkipNodeMetricsReusedID(t *testing.T) {
-	span := `{"kind":"span_start","id":"s","name":"n","start_ns":0,"span_kind":"function","measured":true}` + "\n"
-	end := `{"kind":"span_end","id":"s","duration_ns":10}` + "\n"
-	mem := `{"kind":"memory","timestamp_ns":5,"tensor_id":"a","span_id":"s","device":"d","bytes":8,"action":"alloc","shape":[],"dtype":"u8"}` + "\n"
-	again := strings.Replace(span, `"start_ns":0`, `"start_ns":20`, 1)
-	skip := Options{SkipNodeMetrics: true}
-	if _, _, err := AnalyzeStream(strings.NewReader(streamMeta+span+end+again), skip); err != nil {
-		t.Errorf("an id used again: %v, want a new span", err)
+	span := func(id, parent, step string, start int) string {
+		s := `{"kind":"span_start","id":"` + id + `","name":"n","start_ns":` + strconv.Itoa(start) + `,"span_kind":"function","measured":true`
+		if parent != "" {
+			s += `,"parent_id":"` + parent + `"`
+		}
+		if step != "" {
+			s += `,"step":"` + step + `"`
+		}
+		return s + "}\n"
 	}
-	if _, _, err := AnalyzeStream(strings.NewReader(streamMeta+span+end+mem+again), skip); !errors.Is(err, ErrOutOfOrder) {
-		t.Errorf("an id used again after a record named its ended span: %v, want ErrOutOfOrder", err)
+	end := func(id string) string { return `{"kind":"span_end","id":"` + id + `","duration_ns":10}` + "\n" }
+	mem := func(ts int, span string) string {
+		return `{"kind":"memory","timestamp_ns":` + strconv.Itoa(ts) + `,"tensor_id":"a` + strconv.Itoa(ts) + `","span_id":"` + span + `","device":"d","bytes":8,"action":"alloc","shape":[],"dtype":"u8","category":"activation"}` + "\n"
 	}
-	if _, err := ReadTrace(strings.NewReader(streamMeta + span + end + again)); err == nil {
-		t.Error("ReadTrace took a span id used twice")
+	for _, c := range []struct {
+		name, input, why string
+		want             string // "": taken; "dup": a *SpanError; "order": ErrOutOfOrder
+	}{
+		{"used again", span("s", "", "", 0) + end("s") + span("s", "", "", 20),
+			"an ended span is forgotten: its id is free", ""},
+		{"named, then used again", span("s", "", "", 0) + end("s") + mem(5, "s") + span("s", "", "", 20),
+			"a record named the ended span before the first backward event: the new span would change its answer", "order"},
+		{"backward, used again", span("b", "", "backward", 0) + end("b") + span("b", "", "backward", 20),
+			"an ended backward span's id is kept until the first backward event: used again, it is known to be a duplicate", "dup"},
+		{"backward, named as a parent, used again", span("b", "", "backward", 0) + end("b") + span("c", "b", "", 12) + span("b", "", "", 20),
+			"likewise when a span named it as its parent, which found it (from an API review: this was taken)", "dup"},
+		{"backward, used again after a backward event", span("b", "", "backward", 0) + end("b") + span("g", "", "backward", 12) + mem(15, "g") + span("b", "", "", 20),
+			"after the first backward event the ids of ended spans are no longer kept", ""},
+	} {
+		input := streamMeta + c.input
+		_, _, err := AnalyzeStream(strings.NewReader(input), Options{SkipNodeMetrics: true})
+		var se *SpanError
+		switch c.want {
+		case "":
+			if err != nil {
+				t.Errorf("%s: %v, want a new span (%s)", c.name, err, c.why)
+			}
+		case "dup":
+			if !errors.As(err, &se) || se.Msg != "duplicate span id" {
+				t.Errorf("%s: %v, want a duplicate span id (%s)", c.name, err, c.why)
+			}
+		case "order":
+			if !errors.Is(err, ErrOutOfOrder) {
+				t.Errorf("%s: %v, want ErrOutOfOrder (%s)", c.name, err, c.why)
+			}
+		}
+		if _, err := ReadTrace(strings.NewReader(input)); !errors.As(err, &se) || se.Msg != "duplicate span id" {
+			t.Errorf("%s: ReadTrace: %v, want a duplicate span id", c.name, err)
+		}
 	}
 }
