@@ -35,6 +35,7 @@ type docDecoder struct {
 	f       recordFields
 	members []member
 	alts    [][]byte
+	broken  bool // the token stream failed (see syntax)
 
 	sections
 }
@@ -76,18 +77,9 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 		keys[name] = true
 		switch name {
 		case "schema":
-			v, start, err := d.value()
+			s, err := d.schema()
 			if err != nil {
 				return nil, err
-			}
-			d.p.esc = true // the value may have escapes: decode them
-			s, perr := d.p.str("schema", v)
-			if perr == nil && s != SchemaV6 && s != SchemaV7 {
-				perr = schemaError(s)
-			}
-			if perr != nil {
-				perr.Offset = start
-				return nil, perr
 			}
 			doc.Schema, sawSchema = s, true
 		case "run":
@@ -98,10 +90,10 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 			if v[0] != '{' {
 				perr := typeError("", "an object", v)
 				perr.Kind, perr.Offset = "run", start
-				return nil, perr
+				return nil, d.schemaAfter(perr, sawSchema)
 			}
 			if err := d.element(recMeta, "run", v, start); err != nil {
-				return nil, err
+				return nil, d.schemaAfter(err, sawSchema)
 			}
 			doc.Run, sawRun = d.f.run, true
 		default:
@@ -113,7 +105,7 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 				continue
 			}
 			if err := d.section(name, k, spanAt); err != nil {
-				return nil, inSection(err, name)
+				return nil, d.schemaAfter(inSection(err, name), sawSchema)
 			}
 		}
 	}
@@ -154,6 +146,63 @@ func readDocument(r io.Reader) (*TraceDocument, error) {
 func inSection(err error, name string) error {
 	if perr, ok := err.(*ParseError); ok && perr.Kind == "" {
 		perr.Kind = name
+	}
+	return err
+}
+
+// schema reads the document's schema, the value of its "schema" member: an
+// error for one this package does not read.
+func (d *docDecoder) schema() (string, error) {
+	v, start, err := d.value()
+	if err != nil {
+		return "", err
+	}
+	d.p.esc = true // the value may have escapes: decode them
+	s, perr := d.p.str("schema", v)
+	if perr == nil && s != SchemaV6 && s != SchemaV7 {
+		perr = schemaError(s)
+	}
+	if perr != nil {
+		perr.Offset = start
+		return "", perr
+	}
+	return s, nil
+}
+
+// schemaAfter returns err, the error of a value in the document, or the
+// error of the schema when the document gives one this package does not
+// read after that value (sawSchema false): a document of another schema may
+// differ anywhere, and callers test for ErrUnsupportedSchema, as in the
+// JSONL form, whose meta record comes first. It reads on to the schema, past
+// the rest of the section it is in; when the token stream fails (invalid
+// JSON, a failed read) or no such schema follows, err stands.
+func (d *docDecoder) schemaAfter(err error, sawSchema bool) error {
+	if sawSchema || d.broken {
+		return err
+	}
+	for d.dec.StackDepth() > 1 { // to the document's own members
+		if k := d.dec.PeekKind(); k == ']' || k == '}' {
+			if _, e := d.dec.ReadToken(); e != nil {
+				return err
+			}
+		} else if e := d.dec.SkipValue(); e != nil {
+			return err
+		}
+	}
+	for d.dec.PeekKind() == '"' {
+		name, e := d.dec.ReadToken()
+		if e != nil {
+			return err
+		}
+		if name.String() == "schema" {
+			if _, serr := d.schema(); errors.Is(serr, ErrUnsupportedSchema) {
+				return serr
+			}
+			return err
+		}
+		if e := d.dec.SkipValue(); e != nil {
+			return err
+		}
 	}
 	return err
 }
@@ -251,6 +300,7 @@ func (d *docDecoder) syntax(err error) error {
 	if err == nil {
 		return nil
 	}
+	d.broken = true
 	var se *jsontext.SyntacticError
 	// The decoder reports a failed read as a *SyntacticError too: it is a
 	// read error, not invalid JSON.

@@ -20,9 +20,11 @@ var (
 	// not a meta record, or that has none.
 	ErrMissingMeta = errors.New("meta record missing")
 	// ErrUnsupportedSchema is returned for a schema other than
-	// candle-graph/trace/6 or candle-graph/trace/7. A JSONL meta record's
-	// schema is checked before its other fields, which another schema may
-	// name or type differently.
+	// candle-graph/trace/6 or candle-graph/trace/7. Another schema may name
+	// or type any field differently, so the schema's error comes first: a
+	// JSONL meta record's schema is checked before its other fields, and a
+	// document's, wherever it is, outranks the error of a value before it
+	// (the reader reads on to it, unless the JSON itself is broken).
 	ErrUnsupportedSchema = errors.New("unsupported schema")
 	// ErrInvalidJSON is wrapped by the errors for input that is not valid
 	// JSON (or, in a JSONL stream, not one JSON object a line).
