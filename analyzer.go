@@ -60,15 +60,16 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // its peak so far (which the peak breakdown lists, though freed since), the
 // spans and ops (only the open spans with Options.SkipNodeMetrics) and the
 // timeline points kept, plus the ids of spans that records named while the
-// Analyzer did not have them (to refuse such a span when it comes): spans not added yet, and with SkipNodeMetrics spans
-// already ended and forgotten; with SkipNodeMetrics, records after the first
-// backward memory event add none (those named before it stay, as their span may
-// still come and must then be refused), but a trace without one (an inference
-// trace) whose records name ended spans keeps them all. Plus 8 to 24 bytes per
-// freed tensor id (one freed again after a new alloc is kept once): a 64-bit
-// hash of it, to tell a double free from a free of pre-existing memory.
-// (Analyze, which can read a document again, keeps them only from the first
-// free of a tensor that is not live.) Two distinct ids of a trace share a hash
+// Analyzer did not have them (to refuse such a span when it comes): spans not
+// added yet, and with SkipNodeMetrics spans already ended and forgotten; with
+// SkipNodeMetrics, records after the first backward memory event add none
+// (those named before it stay, as their span may still come and must then be
+// refused), but a trace without one (an inference trace) whose records name
+// ended spans keeps them all. Plus 8 to 24 bytes per freed tensor id (one
+// freed again after a new alloc is kept once): a 64-bit hash of it, to tell a
+// double free from a free of pre-existing memory. (Analyze, which can read a
+// document again, keeps them only from the first free of a tensor that is not
+// live.) Two distinct ids of a trace share a hash
 // with a probability of about n²/2⁶⁵ for n freed ids (10⁻⁶ for 5M); a free of
 // pre-existing memory would then count as a double free.
 //
