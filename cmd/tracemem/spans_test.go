@@ -136,7 +136,11 @@ func checkCollected(t *testing.T, c *collector, doc *tracemem.TraceDocument, wan
 
 // FuzzTap: for any JSONL trace the library's reader accepts, the tap's
 // collector (a second, lighter parser of the same lines) gathers what the
-// reader read, so the command's span paths and op names are the trace's.
+// reader read, so the command's span paths and op names are the trace's,
+// and reports no error. A span id used twice is the reader's first error
+// exactly when it is the collector's, on the same line (the collector sees
+// no other fault, so its error is never on an earlier line than the
+// reader's).
 func FuzzTap(f *testing.F) {
 	if data, err := os.ReadFile(sample(f)); err == nil {
 		f.Add(data)
@@ -154,13 +158,31 @@ func FuzzTap(f *testing.F) {
 	}
 	f.Add([]byte(meta + "\n" + cycle("b", "a") + cycle("c", "b") + cycle("a", "b")))
 	f.Add([]byte(strings.Replace(meta, `"tags":{}`, `"tags":{"x":"{\"source\":1}","source":"chrome_trace"}`, 1) + "\n" + cycle("a", "")))
+	f.Add([]byte(meta + "\n" + cycle("a", "") + "\n" + `{"kind":"span_end","id":"a","duration_ns":1}` + "\n" + cycle("a", "")))
+	f.Add([]byte(meta + "\n" + cycle("a", "") + `{"kind":"memory"}` + "\n" + cycle("a", "")))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
-		if err != nil || !isJSONL(bufio.NewReader(bytes.NewReader(data))) {
+		if !isJSONL(bufio.NewReader(bytes.NewReader(data))) {
 			return
 		}
+		doc, err := tracemem.ReadTrace(bytes.NewReader(data))
 		c := collectAll(t, data)
-		checkCollected(t, c, doc, treeFromDocument(doc))
+		if err == nil {
+			if c.err != nil {
+				t.Fatalf("the collector's error %v for a trace the reader reads", c.err)
+			}
+			checkCollected(t, c, doc, treeFromDocument(doc))
+			return
+		}
+		var pe, cpe *tracemem.ParseError
+		var se, cse *tracemem.SpanError
+		readDup := errors.As(err, &se) && se.Msg == "duplicate span id" && errors.As(err, &pe)
+		collDup := c.err != nil && errors.As(c.err, &cpe) && errors.As(c.err, &cse)
+		switch {
+		case readDup && (!collDup || cpe.Line != pe.Line || cse.SpanID != se.SpanID):
+			t.Fatalf("the reader's error %v, the collector's %v: want a duplicate of the same span on the same line", err, c.err)
+		case !readDup && collDup && errors.As(err, &pe) && pe.Line > 0 && cpe.Line <= pe.Line:
+			t.Fatalf("the reader's error %v, the collector's duplicate on a line no later: %v", err, c.err)
+		}
 	})
 }
 
