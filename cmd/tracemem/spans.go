@@ -168,6 +168,14 @@ func (t *spanTree) addSpanBytes(id, parent []byte, name string, kind tracemem.Sp
 	} else {
 		t.byHash[h] = idx
 	}
+	if len(t.strayOps) > 0 {
+		// Ops that named the span before it came are its own, as the
+		// reader makes them (found by FuzzTap, for the span id "").
+		if ops, ok := t.strayOps[string(id)]; ok {
+			t.ops[idx] = ops
+			delete(t.strayOps, string(id))
+		}
+	}
 	return false
 }
 

@@ -217,6 +217,26 @@ func TestRecordKind(t *testing.T) {
 	}
 }
 
+// TestOpsBeforeTheirSpan: ops that name a span before its span_start are
+// that span's once it comes, in record order, as the reader makes them (a
+// JSONL trace may list them first); ops of a span that never comes stay
+// stray (found by FuzzTap: the collector kept them apart).
+func TestOpsBeforeTheirSpan(t *testing.T) {
+	for _, id := range []string{"s", ""} {
+		tr := newSpanTree()
+		tr.addOp(id, "early")
+		tr.addOp("never", "lost")
+		tr.addSpan(spanInfo{id: id, name: "n"})
+		tr.addOp(id, "late")
+		if got := tr.opsOf(id); !slices.Equal(got, []string{"early", "late"}) {
+			t.Errorf("span %q: ops %q, want [early late]", id, got)
+		}
+		if got := tr.opsOf("never"); !slices.Equal(got, []string{"lost"}) || len(tr.strayOps) != 1 {
+			t.Errorf("span %q: the stray ops of a span never added: %q of %d, want [lost] of 1", id, got, len(tr.strayOps))
+		}
+	}
+}
+
 // TestSpanPaths checks span paths: root first, unknown spans named by id,
 // cycles cut, deep paths elided in the middle (and walked without
 // recursion), and op nodes named by their op.
