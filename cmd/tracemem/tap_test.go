@@ -87,6 +87,9 @@ func TestSpanIDUsedAgain(t *testing.T) {
 			"the earlier of two errors is reported, whichever part of the command finds it"},
 		{"after a bad line", meta + span("first", 0) + "{\"kind\": \"memory\", \n" + end + span("second", 5), `line 3: memory: `,
 			"likewise when the analysis's error is the earlier"},
+		{"another fault on the line", meta + strings.Replace(span("first", 0), `"id":"s"`, `"id":""`, 1) + `{"kind":"span_start","name":"b","start_ns":1,"span_kind":"function","measured":true}` + "\n",
+			`line 3: span_start: id: missing required field`,
+			"a span_start without an id, which the tap takes for the id \"\" used again, is the analysis's error: it wins a tie (found by FuzzTap)"},
 	}
 	commands := [][]string{
 		{"summary"},
