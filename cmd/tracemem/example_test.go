@@ -55,7 +55,7 @@ func Example_summary() {
 	//   512.00 KiB  activation  bf16   [64,4096]    matmul           a       train_step > forward > matmul
 	//
 	// Pre-existing: 0 B (freed in the trace but allocated before it began; live in every timeline point before its free)
-	// Autograd-retained activations: 512.00 KiB (live when the first backward step began)
+	// Autograd-retained activations: 512.00 KiB (live just before the first memory event of a backward step)
 	// Anomalies: 0 unmatched frees, 0 double frees, 0 duplicate allocs, 0 size mismatches
 	// Events: 4 allocs, 2 frees, 160.50 MiB allocated in total
 }

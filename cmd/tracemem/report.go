@@ -131,7 +131,7 @@ func writeReport(w io.Writer, t *trace) error {
 	}
 	row("Events", fmt.Sprintf("%d allocs, %d frees, %s allocated in total", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes)))
 	row("Pre-existing", formatBytes(s.PreexistingBytes))
-	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes)+" (live when the first backward step began)")
+	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes)+" (live just before the first memory event of a backward step)")
 	a := &p.Anomalies
 	row("Anomalies", fmt.Sprintf("%d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches))

@@ -142,7 +142,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 	}
 
 	fmt.Fprintf(w, "\nPre-existing: %s (freed in the trace but allocated before it began; live in every timeline point before its free)\n", formatBytes(s.PreexistingBytes))
-	fmt.Fprintf(w, "Autograd-retained activations: %s (live when the first backward step began)\n", formatBytes(s.AutogradRetainedBytes))
+	fmt.Fprintf(w, "Autograd-retained activations: %s (live just before the first memory event of a backward step)\n", formatBytes(s.AutogradRetainedBytes))
 	a := &p.Anomalies
 	fmt.Fprintf(w, "Anomalies: %d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches\n",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches)
