@@ -125,10 +125,14 @@ import (
 // closes it). Spans of one interval nest in the order of their args
 // "External id" when they all have one, else in file order: Kineto numbers
 // host ops as they start, and some of its versions write them as they end,
-// a child before its parent. A span that starts strictly inside the open
-// one and ends at most 1 µs after it is its child all the same: writers
-// of whole microseconds (PyTorch 1.x) round start and duration down apart, which
-// puts a child's end up to 1 µs past its parent's (in a trace PyTorch 1.13
+// a child before its parent. So spans of one interval are never siblings:
+// two ops of no length at one instant (PyTorch 1.x writes fast ops so) nest,
+// and memory at that instant goes to the inner one, though they may have
+// been siblings and the outer one its maker; the times cannot tell. A span
+// that starts strictly inside the open one and ends at most 1 µs after it is
+// its child all the same: writers of whole microseconds (PyTorch 1.x) round
+// start and duration down apart, which puts a child's end up to 1 µs past
+// its parent's (in a trace PyTorch 1.13
 // wrote, 2 spans of 324), while a sibling, starting at or after its
 // predecessor's written end, never starts inside it. The parent, and any
 // ancestor that ends before the child, then ends with the child (the
