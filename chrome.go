@@ -96,8 +96,10 @@ import (
 // every memory event (the synthetic point itself shows B, the total before
 // the first event). It counts as one allocation in the analysis
 // (alloc_count, total_alloc_bytes). [memory] events whose Total Allocated
-// disagrees with this running total (a trace that lost events) are counted
-// in Run.Tags["total_allocated_mismatches"]; R < 0 gives no baseline and
+// disagrees with the device's total before them and the Bytes since (where
+// the trace lost events) are counted in
+// Run.Tags["total_allocated_mismatches"]; the totals after one are checked
+// against it, so that a loss counts once. R < 0 gives no baseline and
 // counts as one more mismatch. A device whose [memory] events all have
 // Bytes = 0 has no event to place a baseline before, and gets none: its
 // totals are device samples only.

@@ -1781,6 +1781,12 @@ func TestChromeTotalAllocatedMismatch(t *testing.T) {
 	}{
 		{"jump", "a total that does not follow Bytes", `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 100, 1, 0, `,"Total Allocated":500`) + `]`, "1"},
 		{"negative baseline", "a first total below the event's own Bytes", `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":40`) + `]`, "1"},
+		{"lost once", "one event lost counts once: the totals after it are checked against the one that jumped (from a review: every event after a loss counted)",
+			`[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 10, 1, 0, `,"Total Allocated":160`) + `,` + memEvent("3", -10, 1, 0, `,"Total Allocated":150`) + `,` + memEvent("4", 20, 1, 0, `,"Total Allocated":170`) + `]`, "1"},
+		{"lost twice", "two losses count twice",
+			`[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 10, 1, 0, `,"Total Allocated":160`) + `,` + memEvent("3", -10, 1, 0, `,"Total Allocated":150`) + `,` + memEvent("4", 20, 1, 0, `,"Total Allocated":140`) + `,` + memEvent("5", 1, 1, 0, `,"Total Allocated":141`) + `]`, "2"},
+		{"lost on two devices", "each device's totals are its own",
+			`[` + memEvent("1", 100, 1, 0, `,"Total Allocated":100`) + `,` + memEvent("2", 100, 1, 1, `,"Total Allocated":100`) + `,` + memEvent("3", 10, 1, 0, `,"Total Allocated":150`) + `,` + memEvent("4", 10, 1, 1, `,"Total Allocated":110`) + `,` + memEvent("5", 10, 1, 0, `,"Total Allocated":160`) + `]`, "1"},
 		{"consistent", "totals that follow Bytes from a baseline", `[` + memEvent("1", 100, 1, 0, `,"Total Allocated":140`) + `,` + memEvent("2", -40, 1, 0, `,"Total Allocated":100`) + `]`, ""},
 	} {
 		doc := mustReadChrome(t, []byte(tc.in))

@@ -22,7 +22,7 @@ type chromeBuilder struct {
 	roots    []int32          // the thread of each root span (a thread's memory outside its spans)
 	ids      []string         // span ids: the spans', then the roots'
 	ds       []chromeDevState // by interned device
-	mismatch int              // totals that disagree with the running sum of Bytes
+	mismatch int              // totals that disagree with the one before and the Bytes since
 }
 
 // chromeDevState is what pairMemory learns of a device.
@@ -30,6 +30,7 @@ type chromeDevState struct {
 	events    int   // memory events ([memory] events of nonzero Bytes)
 	net       int64 // signed bytes so far
 	base      int64 // baseline B, when known
+	synced    int64 // what the totals stand on now: B, moved by each total that disagreed
 	hasBase   bool
 	pre       int64   // bytes of pre-existing frees
 	first     int     // index in doc.Memory of its first memory event; -1 none
@@ -436,8 +437,13 @@ func (b *chromeBuilder) pairMemory() {
 			if m.flags&memHasTotal != 0 {
 				if !d.hasBase {
 					d.base, d.hasBase = subSat64(m.total, d.net), true
-				} else if m.total != addSat64(d.base, d.net) {
+					d.synced = d.base
+				} else if m.total != addSat64(d.synced, d.net) {
+					// Events were lost here. The totals after it are
+					// checked against this one, so that a loss counts
+					// once, not on every event after it.
 					b.mismatch++
+					d.synced = subSat64(m.total, d.net)
 				}
 			}
 		}

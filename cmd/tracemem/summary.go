@@ -249,7 +249,7 @@ func allocatorNotes(r *runInfo) [][2]string {
 			n, plural(n, "event", "events"), plural(n, "an allocation", "allocations"))})
 	}
 	if n, err := strconv.ParseUint(r.totalMismatches, 10, 64); err == nil && n > 0 {
-		notes = append(notes, [2]string{"Lost events", fmt.Sprintf("Total Allocated disagrees with the allocs and frees before it on %d [memory] %s (the figures here miss what was lost)",
+		notes = append(notes, [2]string{"Lost events", fmt.Sprintf("on %d [memory] %s, Total Allocated disagrees with the total before it and the allocs and frees since (events were lost there; the figures here miss them)",
 			n, plural(n, "event", "events"))})
 	}
 	return notes

@@ -345,7 +345,7 @@ func TestSummaryFilesNoMemory(t *testing.T) {
 
 // TestSummaryAllocatorNotes: summary and the report say how many
 // [OutOfMemory] events a PyTorch trace had and on how many events its
-// Total Allocated disagreed with the allocs and frees before it (the
+// Total Allocated disagreed with the total before it and the Bytes since (the
 // reader's run tags), which the profile does not show (from a trial on
 // public traces), both from the Chrome trace itself and from a JSONL trace
 // that keeps the tags; and nothing when the counts are absent, 0 or not
@@ -363,8 +363,8 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 	oom1 := "Out of memory: 1 [OutOfMemory] event (an allocation PyTorch's allocator failed, which no figure here counts)"
 	oom2 := "Out of memory: 2 [OutOfMemory] events (allocations PyTorch's allocator failed, which no figure here counts)"
 	oom3 := "Out of memory: 3 [OutOfMemory] events (allocations PyTorch's allocator failed, which no figure here counts)"
-	lost1 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 1 [memory] event (the figures here miss what was lost)"
-	lost2 := "Lost events: Total Allocated disagrees with the allocs and frees before it on 2 [memory] events (the figures here miss what was lost)"
+	lost1 := "Lost events: on 1 [memory] event, Total Allocated disagrees with the total before it and the allocs and frees since (events were lost there; the figures here miss them)"
+	lost2 := "Lost events: on 2 [memory] events, Total Allocated disagrees with the total before it and the allocs and frees since (events were lost there; the figures here miss them)"
 	for _, c := range []struct {
 		name, reason, file, trace string
 		want                      []string
