@@ -75,6 +75,7 @@ func cmdExport(e *env, args []string) error {
 	case formatCSV:
 		noteNoMemory(e, t, "the CSV has its header only")
 	}
+	noteAllocator(e, t)
 	return writeOutput(e, out, func(w io.Writer) error {
 		switch format {
 		case formatChrome:
@@ -92,6 +93,16 @@ func cmdExport(e *env, args []string) error {
 func noteNoMemory(e *env, t *trace, leaves string) {
 	if s := &t.profile.Summary; s.AllocCount == 0 && s.FreeCount == 0 {
 		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s; %s\n", printable(t.name), noMemoryEvents(t.run), leaves)
+	}
+}
+
+// noteAllocator says on stderr what summary and the report say in their text
+// of a PyTorch trace's allocator: the allocations that failed and the
+// events lost, which no figure counts. The JSON and the exports have no
+// place for it, and their figures should not pass for the whole story.
+func noteAllocator(e *env, t *trace) {
+	for _, n := range allocatorNotes(t.run) {
+		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s: %s\n", printable(t.name), n[0], n[1])
 	}
 }
 

@@ -62,6 +62,12 @@ func cmdNodes(e *env, args []string) error {
 	}
 	out := &stickyWriter{w: e.stdout}
 	writeNodes(out, t, by, top.v)
+	if notes := allocatorNotes(t.run); len(notes) > 0 {
+		fmt.Fprintln(out) // as summary ends, what the figures leave out
+		for _, n := range notes {
+			fmt.Fprintf(out, "%s: %s\n", n[0], n[1])
+		}
+	}
 	return out.err
 }
 

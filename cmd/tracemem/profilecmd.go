@@ -26,6 +26,7 @@ func cmdProfile(e *env, args []string) error {
 		return err
 	}
 	noteNoMemory(e, t, "the profile holds zeros")
+	noteAllocator(e, t)
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	if err := json.MarshalWrite(w, t.profile, jsontext.WithIndentPrefix(""), jsontext.WithIndent("  ")); err != nil {
 		if ferr := w.Flush(); ferr != nil {

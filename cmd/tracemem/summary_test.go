@@ -343,13 +343,13 @@ func TestSummaryFilesNoMemory(t *testing.T) {
 	}
 }
 
-// TestSummaryAllocatorNotes: summary and the report say how many
+// TestSummaryAllocatorNotes: summary, the report and nodes say how many
 // [OutOfMemory] events a PyTorch trace had and on how many events its
 // Total Allocated disagreed with the total before it and the Bytes since (the
-// reader's run tags), which the profile does not show (from a trial on
-// public traces), both from the Chrome trace itself and from a JSONL trace
-// that keeps the tags; and nothing when the counts are absent, 0 or not
-// counts.
+// reader's run tags), which the profile's JSON has no place for (from a
+// trial on public traces), and profile and the exports say it on stderr;
+// both from the Chrome trace itself and from a JSONL trace that keeps the
+// tags; and nothing when the counts are absent, 0 or not counts.
 func TestSummaryAllocatorNotes(t *testing.T) {
 	mem := func(name string, ts, addr int, bytes, total int64) string {
 		return fmt.Sprintf(`{"ph":"i","s":"t","name":%q,"pid":1,"tid":1,"ts":%d,"args":{"Device Type":1,"Device Id":0,"Addr":%d,"Bytes":%d,"Total Allocated":%d}}`,
@@ -415,6 +415,29 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %s: report says %q, want %q", c.name, c.reason, got, c.want)
+		}
+		// nodes ends its text with them; profile and the exports, whose
+		// formats have no place for them, say them on stderr (from a
+		// review: they said nothing).
+		r = runCmd(t, nil, "nodes", path)
+		got = nil
+		for line := range strings.Lines(r.stdout) {
+			if strings.HasPrefix(line, "Out of memory:") || strings.HasPrefix(line, "Lost events:") {
+				got = append(got, strings.TrimSuffix(line, "\n"))
+			}
+		}
+		if r.code != 0 || !slices.Equal(got, c.want) || len(c.want) > 0 && !strings.HasSuffix(r.stdout, "\n\n"+strings.Join(c.want, "\n")+"\n") {
+			t.Errorf("%s: %s: nodes: exit %d, says %q at the end of:\n%s\nwant %q", c.name, c.reason, r.code, got, r.stdout, c.want)
+		}
+		for _, args := range [][]string{{"profile", path}, {"export", "--format", "csv", "-o", filepath.Join(t.TempDir(), "t.csv"), path}} {
+			r := runCmd(t, nil, args...)
+			var want strings.Builder
+			for _, w := range c.want {
+				want.WriteString("tracemem: note: " + path + ": " + w + "\n")
+			}
+			if r.code != 0 || r.stderr != want.String() {
+				t.Errorf("%s: %s: %s: exit %d, stderr %q, want %q", c.name, c.reason, args[0], r.code, r.stderr, want.String())
+			}
 		}
 	}
 }
