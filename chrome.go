@@ -113,7 +113,12 @@ import (
 // the largest used + free, which would be the peak of Total Allocated. A
 // device with a known capacity but no totals gets one sample at its first
 // memory event with only the capacity. "[OutOfMemory]" events are not
-// allocations; they are counted in Run.Tags["out_of_memory_events"].
+// allocations; they are counted in Run.Tags["out_of_memory_events"], and
+// the first in time is described by the tags out_of_memory_first_device,
+// out_of_memory_first_ns (ns since the trace start),
+// out_of_memory_first_bytes (the request), out_of_memory_first_total_allocated
+// (when the event gives Total Allocated) and out_of_memory_first_span (the
+// id of the innermost span it happened in, when it did), all in decimal.
 //
 // # Spans and ops
 //

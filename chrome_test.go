@@ -229,7 +229,12 @@ func TestChromeAddrFixture(t *testing.T) {
 		t.Errorf("device samples (-want +got):\n%s", d)
 	}
 	wantRun := Run{Phase: PhaseTrain, Device: "cuda:0", TimingMode: TimingHost,
-		Tags: map[string]string{"source": "chrome_trace", "out_of_memory_events": "1"}}
+		Tags: map[string]string{"source": "chrome_trace", "out_of_memory_events": "1",
+			// The [OutOfMemory] event: 1 TiB asked at ts 1600 µs (610 µs
+			// after the first event), at the end of Optimizer.step (span 4).
+			"out_of_memory_first_device": "cuda:0", "out_of_memory_first_ns": "610000",
+			"out_of_memory_first_bytes": "1099511627776", "out_of_memory_first_total_allocated": "1916",
+			"out_of_memory_first_span": "4"}}
 	if d := cmp.Diff(wantRun, doc.Run); d != "" {
 		t.Errorf("run (-want +got):\n%s", d)
 	}
@@ -2270,6 +2275,43 @@ func TestChromeTruncatedSyntaxError(t *testing.T) {
 		var se *jsontext.SyntacticError
 		if !errors.As(err, &se) || !errors.Is(err, io.ErrUnexpectedEOF) || !errors.Is(err, ErrInvalidJSON) {
 			t.Errorf("%q: %v; want it to wrap a *jsontext.SyntacticError, io.ErrUnexpectedEOF and ErrInvalidJSON", in, err)
+		}
+	}
+}
+
+// TestChromeFirstOOM: the first [OutOfMemory] event in time is described by
+// the out_of_memory_first_* tags: device, time, request, Total Allocated
+// when given and the innermost span when in one (from a review: only the
+// count was kept, which says nothing of where memory ran out).
+func TestChromeFirstOOM(t *testing.T) {
+	oom := func(ts string, bytes int64, id int, extra string) string {
+		return strings.Replace(memEvent(ts, bytes, 1, id, extra), `"[memory]"`, `"[OutOfMemory]"`, 1)
+	}
+	span := `{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":10}`
+	for _, c := range []struct {
+		name, reason, in string
+		want             map[string]string
+	}{
+		{"in a span", "all five tags; the time counts from the trace's first event (5 µs)",
+			`[` + memEvent("5", 100, 1, 0, `,"Total Allocated":100`) + `,` + span + `,` + oom("15", 1<<30, 0, `,"Total Allocated":100`) + `]`,
+			map[string]string{"device": "cuda:0", "ns": "10000", "bytes": "1073741824", "total_allocated": "100", "span": "0"}},
+		{"first in time", "of two, the earlier one, though it comes later in the file",
+			`[` + memEvent("5", 100, 1, 0, "") + `,` + span + `,` + oom("30", 7, 1, "") + `,` + oom("12.5", 9, 0, `,"Total Allocated":100`) + `]`,
+			map[string]string{"device": "cuda:0", "ns": "7500", "bytes": "9", "total_allocated": "100", "span": "0"}},
+		{"outside spans, no total", "no span tag outside every span, no total tag without Total Allocated; a device of no other event",
+			`[` + memEvent("5", 100, 1, 0, "") + `,` + span + `,` + oom("25", 64, 1, "") + `]`,
+			map[string]string{"device": "cuda:1", "ns": "20000", "bytes": "64"}},
+		{"none", "no [OutOfMemory] event, no tags", `[` + memEvent("5", 100, 1, 0, "") + `]`, map[string]string{}},
+	} {
+		doc := mustReadChrome(t, []byte(c.in))
+		got := map[string]string{}
+		for k, v := range doc.Run.Tags {
+			if rest, ok := strings.CutPrefix(k, "out_of_memory_first_"); ok {
+				got[rest] = v
+			}
+		}
+		if d := cmp.Diff(c.want, got); d != "" {
+			t.Errorf("%s (%s): tags (-want +got):\n%s", c.name, c.reason, d)
 		}
 	}
 }

@@ -23,6 +23,7 @@ type chromeBuilder struct {
 	ids      []string         // span ids: the spans', then the roots'
 	ds       []chromeDevState // by interned device
 	mismatch int              // totals that disagree with the one before and the Bytes since
+	firstOOM *chromeMem       // the first [OutOfMemory] event in time; nil when none
 }
 
 // chromeDevState is what pairMemory learns of a device.
@@ -269,7 +270,8 @@ func (b *chromeBuilder) attributeMemory() {
 			continue
 		}
 		if !m.givesEvent() {
-			continue // not a memory event of the document: no root for it
+			m.span = -1 // not a memory event of the document: no root for it
+			continue
 		}
 		t := &b.p.thr[m.thread]
 		if t.root < 0 {
@@ -429,6 +431,9 @@ func (b *chromeBuilder) pairMemory() {
 		d := &b.ds[m.dev]
 		dev := p.devs[m.dev]
 		ts := b.rel(m.ts)
+		if m.flags&memOOM != 0 && b.firstOOM == nil {
+			b.firstOOM = m
+		}
 		if m.flags&memOOM == 0 {
 			if m.bytes != 0 { // a memory event, as the run's device counts them
 				d.events++
@@ -606,6 +611,18 @@ func (b *chromeBuilder) runMeta() {
 	}
 	if b.p.oom > 0 {
 		b.doc.Run.Tags["out_of_memory_events"] = strconv.Itoa(b.p.oom)
+	}
+	if m := b.firstOOM; m != nil {
+		tags := b.doc.Run.Tags
+		tags["out_of_memory_first_device"] = b.p.devs[m.dev]
+		tags["out_of_memory_first_ns"] = strconv.FormatUint(b.rel(m.ts), 10)
+		tags["out_of_memory_first_bytes"] = strconv.FormatInt(m.bytes, 10)
+		if m.flags&memHasTotal != 0 {
+			tags["out_of_memory_first_total_allocated"] = strconv.FormatInt(m.total, 10)
+		}
+		if m.span >= 0 && m.span < int32(len(b.spans)) {
+			tags["out_of_memory_first_span"] = b.ids[m.span]
+		}
 	}
 	if b.mismatch > 0 {
 		b.doc.Run.Tags["total_allocated_mismatches"] = strconv.Itoa(b.mismatch)
