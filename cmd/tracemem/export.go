@@ -101,7 +101,7 @@ func noteNoMemory(e *env, t *trace, leaves string) {
 // events lost, which no figure counts. The JSON and the exports have no
 // place for it, and their figures should not pass for the whole story.
 func noteAllocator(e *env, t *trace) {
-	for _, n := range allocatorNotes(t.run) {
+	for _, n := range allocatorNotes(t) {
 		fmt.Fprintf(e.stderr, "tracemem: note: %s: %s: %s\n", printable(t.name), n[0], n[1])
 	}
 }

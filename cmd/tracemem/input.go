@@ -242,7 +242,8 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	}
 	t.run = &runInfo{id: doc.Run.RunID, entrypoint: doc.Run.Entrypoint, phase: doc.Run.Phase.String(), device: doc.Run.Device,
 		source: doc.Run.Tags["source"], oomEvents: doc.Run.Tags["out_of_memory_events"], totalMismatches: doc.Run.Tags["total_allocated_mismatches"],
-		export: export, exportOf: exportOf}
+		oomFirst: oomFirstTags(doc.Run.Tags),
+		export:   export, exportOf: exportOf}
 	return t, nil
 }
 

@@ -62,7 +62,7 @@ func cmdNodes(e *env, args []string) error {
 	}
 	out := &stickyWriter{w: e.stdout}
 	writeNodes(out, t, by, top.v)
-	if notes := allocatorNotes(t.run); len(notes) > 0 {
+	if notes := allocatorNotes(t); len(notes) > 0 {
 		fmt.Fprintln(out) // as summary ends, what the figures leave out
 		for _, n := range notes {
 			fmt.Fprintf(out, "%s: %s\n", n[0], n[1])

@@ -135,7 +135,7 @@ func writeReport(w io.Writer, t *trace) error {
 	a := &p.Anomalies
 	row("Anomalies", fmt.Sprintf("%d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches))
-	for _, n := range allocatorNotes(t.run) {
+	for _, n := range allocatorNotes(t) {
 		row(n[0], n[1])
 	}
 	b.WriteString("</table>\n")

@@ -146,7 +146,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 	a := &p.Anomalies
 	fmt.Fprintf(w, "Anomalies: %d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches\n",
 		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches)
-	for _, n := range allocatorNotes(t.run) {
+	for _, n := range allocatorNotes(t) {
 		fmt.Fprintf(w, "%s: %s\n", n[0], n[1])
 	}
 	fmt.Fprintf(w, "Events: %d allocs, %d frees, %s allocated in total\n", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes))
@@ -237,22 +237,56 @@ func idCell(id string) string {
 
 // allocatorNotes returns, as (heading, text) pairs, what a PyTorch trace's
 // reader counted of its allocator's events that the profile does not show:
-// allocations that failed, and totals that disagree with the allocs and
-// frees before them. Counts that are absent, 0 or not counts give none.
-func allocatorNotes(r *runInfo) [][2]string {
+// allocations that failed (and what the first asked for, where), and totals
+// that disagree with the allocs and frees before them. Counts that are
+// absent, 0 or not counts give none.
+func allocatorNotes(t *trace) [][2]string {
+	r := t.run
 	if r == nil {
 		return nil
 	}
 	var notes [][2]string
 	if n, err := strconv.ParseUint(r.oomEvents, 10, 64); err == nil && n > 0 {
-		notes = append(notes, [2]string{"Out of memory", fmt.Sprintf("%d [OutOfMemory] %s (%s PyTorch's allocator failed, which no figure here counts)",
-			n, plural(n, "event", "events"), plural(n, "an allocation", "allocations"))})
+		text := fmt.Sprintf("%d [OutOfMemory] %s (%s PyTorch's allocator failed, which no figure here counts)",
+			n, plural(n, "event", "events"), plural(n, "an allocation", "allocations"))
+		if first := firstOOM(t); first != "" {
+			text += "; the first " + first
+		}
+		notes = append(notes, [2]string{"Out of memory", text})
 	}
 	if n, err := strconv.ParseUint(r.totalMismatches, 10, 64); err == nil && n > 0 {
 		notes = append(notes, [2]string{"Lost events", fmt.Sprintf("on %d [memory] %s, Total Allocated disagrees with the total before it and the allocs and frees since (events were lost there; the figures here miss them)",
 			n, plural(n, "event", "events"))})
 	}
 	return notes
+}
+
+// firstOOM describes a PyTorch trace's first [OutOfMemory] event from its
+// tags: what it asked for on which device, and when, with how much
+// allocated and in which span, as far as the tags tell; "" when they do not
+// give the device and the request.
+func firstOOM(t *trace) string {
+	f := t.run.oomFirst
+	dev, ok := f["device"]
+	asked, err := strconv.ParseUint(f["bytes"], 10, 64)
+	if !ok || err != nil {
+		return ""
+	}
+	s := "asked for " + formatBytes(asked) + " on " + printable(dev)
+	if ns, err := strconv.ParseUint(f["ns"], 10, 64); err == nil {
+		s += " at " + formatMs(ns) + " ms"
+	}
+	if total, err := strconv.ParseUint(f["total_allocated"], 10, 64); err == nil {
+		s += " with " + formatBytes(total) + " allocated"
+	}
+	if span, ok := f["span"]; ok {
+		if t.tree != nil && t.tree.findString(span) >= 0 {
+			s += ", in " + t.tree.path(span)
+		} else { // a command that reads no spans, or a span the trace lacks
+			s += ", in span " + idCell(span)
+		}
+	}
+	return s
 }
 
 // noMemoryEvents says that the trace has no memory events and, for a

@@ -371,7 +371,10 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 	}{
 		{"chrome", "two OOM events, and a total 1 KiB above the events' sum: counts that differ, so that one cannot stand for the other (from a mutation test)", "t.json",
 			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 2, 1024, 3072), mem("[OutOfMemory]", 12, 0, 1<<30, 3072), mem("[OutOfMemory]", 13, 0, 1<<30, 3072)),
-			[]string{oom2, lost1}},
+			[]string{oom2 + "; the first asked for 1.00 GiB on cuda:0 at 0.002000 ms with 3.00 KiB allocated", lost1}},
+		{"chrome, in an op", "the first [OutOfMemory] event names its span's path (from a review: only the count was said)", "op.json",
+			chrome(`{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":10}`, mem("[memory]", 10, 1, 1024, 1024), mem("[OutOfMemory]", 15, 0, 4096, 1024)),
+			[]string{oom1 + "; the first asked for 4.00 KiB on cuda:0 at 0.005000 ms with 1.00 KiB allocated, in aten::mm"}},
 		{"consistent", "a PyTorch trace whose totals agree and that never ran out", "ok.json",
 			chrome(mem("[memory]", 10, 1, 1024, 1024), mem("[memory]", 11, 1, -1024, 0)), nil},
 		{"jsonl", "a JSONL trace written from a PyTorch one keeps the tags", "t.jsonl",
@@ -382,6 +385,11 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 			withTags(`{"out_of_memory_events": "many", "total_allocated_mismatches": "-1"}`), nil},
 		{"no source", "the counts say what they say without a source tag", "nosource.jsonl",
 			withTags(`{"out_of_memory_events": "1"}`), []string{oom1}},
+		{"jsonl, first", "the tags of the first [OutOfMemory] event, kept in a JSONL trace; the span by its path", "first.jsonl",
+			withTags(`{"out_of_memory_events": "1", "out_of_memory_first_device": "cuda:1", "out_of_memory_first_ns": "1500000", "out_of_memory_first_bytes": "2048", "out_of_memory_first_span": "root"}`),
+			[]string{oom1 + "; the first asked for 2.00 KiB on cuda:1 at 1.500000 ms, in step"}},
+		{"jsonl, first without a request", "tags that give no device or no request say nothing of the first", "norequest.jsonl",
+			withTags(`{"out_of_memory_events": "1", "out_of_memory_first_device": "cuda:1", "out_of_memory_first_bytes": "-5"}`), []string{oom1}},
 		{"other bases", "counts are decimal: hex and binary are not counts", "hex.jsonl",
 			withTags(`{"out_of_memory_events": "0x2", "total_allocated_mismatches": "0b11"}`), nil},
 		{"beyond 64 bits", "nor is a number beyond 64 bits", "big.jsonl",
@@ -433,6 +441,9 @@ func TestSummaryAllocatorNotes(t *testing.T) {
 			r := runCmd(t, nil, args...)
 			var want strings.Builder
 			for _, w := range c.want {
+				if c.name == "jsonl, first" { // a stream of no spans names the span by its id
+					w = strings.Replace(w, ", in step", ", in span root", 1)
+				}
 				want.WriteString("tracemem: note: " + path + ": " + w + "\n")
 			}
 			if r.code != 0 || r.stderr != want.String() {

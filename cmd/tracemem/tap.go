@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,6 +20,10 @@ type runInfo struct {
 	// Run.Tags["out_of_memory_events"] and ["total_allocated_mismatches"]
 	// of a PyTorch trace, as written ("" when absent)
 	oomEvents, totalMismatches string
+	// Run.Tags["out_of_memory_first_*"] of a PyTorch trace (its first
+	// [OutOfMemory] event), by the part of the key after that prefix, as
+	// written; nil when none
+	oomFirst map[string]string
 	// export is set for a Chrome trace that tracemem's own export wrote;
 	// exportOf is the trace it names as its source ("" when not known).
 	export   bool
@@ -163,13 +168,30 @@ func (c *collector) intern(b []byte) string {
 	return v
 }
 
+// oomFirstTags returns the tags of tags that describe a PyTorch trace's
+// first [OutOfMemory] event, by the part of the key after
+// "out_of_memory_first_"; nil when none.
+func oomFirstTags(tags map[string]string) map[string]string {
+	var m map[string]string
+	for k, v := range tags {
+		if rest, ok := strings.CutPrefix(k, "out_of_memory_first_"); ok {
+			if m == nil {
+				m = make(map[string]string)
+			}
+			m[rest] = v
+		}
+	}
+	return m
+}
+
 // tapRecord holds the members of the records the collector reads.
 type tapRecord struct {
 	kind, name, spanKind, step, opName string
 	runID, entrypoint, phase, device   string
-	source                             string // the meta record's tags.source
-	oomEvents, totalMismatches         string // its tags.out_of_memory_events and total_allocated_mismatches
-	id, parentID, spanID               []byte // span ids, valid until the next record
+	source                             string            // the meta record's tags.source
+	oomEvents, totalMismatches         string            // its tags.out_of_memory_events and total_allocated_mismatches
+	oomFirst                           map[string]string // its tags.out_of_memory_first_* (see runInfo)
+	id, parentID, spanID               []byte            // span ids, valid until the next record
 	startNs, durationNs                uint64
 }
 
@@ -280,7 +302,7 @@ func (c *collector) line(n int, line []byte) {
 	case "meta":
 		if c.run == nil {
 			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device,
-				source: r.source, oomEvents: r.oomEvents, totalMismatches: r.totalMismatches}
+				source: r.source, oomEvents: r.oomEvents, totalMismatches: r.totalMismatches, oomFirst: r.oomFirst}
 		}
 	case "span_start":
 		var kind tracemem.SpanKind
@@ -388,6 +410,16 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 			}
 			if json.Unmarshal(val, &t) == nil {
 				r.source, r.oomEvents, r.totalMismatches = t.Source, t.OOMEvents, t.TotalMismatches
+			}
+			var all map[string]any
+			if json.Unmarshal(val, &all) == nil {
+				strs := make(map[string]string)
+				for k, v := range all {
+					if s, ok := v.(string); ok {
+						strs[k] = s
+					}
+				}
+				r.oomFirst = oomFirstTags(strs)
 			}
 		}
 	}
