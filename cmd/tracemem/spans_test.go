@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -132,6 +133,9 @@ func checkCollected(t *testing.T, c *collector, doc *tracemem.TraceDocument, wan
 	if c.run == nil || c.run.id != doc.Run.RunID || c.run.phase != doc.Run.Phase.String() || c.run.device != doc.Run.Device || c.run.entrypoint != doc.Run.Entrypoint || c.run.source != doc.Run.Tags["source"] {
 		t.Errorf("run %+v, want %q %q %q %q, source %q", c.run, doc.Run.RunID, doc.Run.Entrypoint, doc.Run.Phase, doc.Run.Device, doc.Run.Tags["source"])
 	}
+	if c.run != nil && !maps.Equal(c.run.oomFirst, oomFirstTags(doc.Run.Tags)) {
+		t.Errorf("first out-of-memory tags %q, the reader's %q", c.run.oomFirst, oomFirstTags(doc.Run.Tags))
+	}
 }
 
 // FuzzTap: for any JSONL trace the library's reader accepts, the tap's
@@ -158,6 +162,7 @@ func FuzzTap(f *testing.F) {
 	}
 	f.Add([]byte(meta + "\n" + cycle("b", "a") + cycle("c", "b") + cycle("a", "b")))
 	f.Add([]byte(strings.Replace(meta, `"tags":{}`, `"tags":{"x":"{\"source\":1}","source":"chrome_trace"}`, 1) + "\n" + cycle("a", "")))
+	f.Add([]byte(strings.Replace(meta, `"tags":{}`, `"tags":{"out_of_memory_first_device":"cuda:0","out_of_memory_first_bytes":"5","out_of_memory_first_\u0073pan":"a"}`, 1) + "\n" + cycle("a", "")))
 	f.Add([]byte(meta + "\n" + cycle("a", "") + "\n" + `{"kind":"span_end","id":"a","duration_ns":1}` + "\n" + cycle("a", "")))
 	f.Add([]byte(meta + "\n" + cycle("a", "") + `{"kind":"memory"}` + "\n" + cycle("a", "")))
 	f.Fuzz(func(t *testing.T, data []byte) {
