@@ -238,8 +238,8 @@ func idCell(id string) string {
 // allocatorNotes returns, as (heading, text) pairs, what a PyTorch trace's
 // reader counted of its allocator's events that the profile does not show:
 // allocations that failed (and what the first asked for, where), and totals
-// that disagree with the allocs and frees before them. Counts that are
-// absent, 0 or not counts give none.
+// that disagree with the total before them and the allocs and frees since.
+// Counts that are absent, 0 or not counts give none.
 func allocatorNotes(t *trace) [][2]string {
 	r := t.run
 	if r == nil {
