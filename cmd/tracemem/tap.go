@@ -403,23 +403,16 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 			}
 			*num = v
 		case tags && val.Kind() == '{': // the meta record's: decoded plainly
-			var t struct {
-				Source          string `json:"source"`
-				OOMEvents       string `json:"out_of_memory_events"`
-				TotalMismatches string `json:"total_allocated_mismatches"`
-			}
-			if json.Unmarshal(val, &t) == nil {
-				r.source, r.oomEvents, r.totalMismatches = t.Source, t.OOMEvents, t.TotalMismatches
-			}
 			var all map[string]any
 			if json.Unmarshal(val, &all) == nil {
-				strs := make(map[string]string)
+				tags := make(map[string]string, len(all))
 				for k, v := range all {
-					if s, ok := v.(string); ok {
-						strs[k] = s
+					if s, ok := v.(string); ok { // the reader refuses others
+						tags[k] = s
 					}
 				}
-				r.oomFirst = oomFirstTags(strs)
+				r.source, r.oomEvents, r.totalMismatches = tags["source"], tags["out_of_memory_events"], tags["total_allocated_mismatches"]
+				r.oomFirst = oomFirstTags(tags)
 			}
 		}
 	}
