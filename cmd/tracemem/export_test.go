@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -1424,7 +1425,9 @@ func TestExportedFrom(t *testing.T) {
 
 // TestPprofFunctions: the profile carries a comment naming the peak, and
 // one function and one location per frame (an op and a span of one name
-// are one frame), each function with its name as SystemName, as read back.
+// are one frame), each function without a SystemName, as read back: pprof
+// takes a function whose SystemName is its Name for one not demangled yet,
+// and rewrites a name that looks like C++ (TestPprofNamesAsPprofShowsThem).
 func TestPprofFunctions(t *testing.T) {
 	prof, err := buildPprof(handTrace())
 	if err != nil {
@@ -1438,8 +1441,8 @@ func TestPprofFunctions(t *testing.T) {
 	var names []string
 	for _, f := range back.Function {
 		names = append(names, f.Name)
-		if f.SystemName != f.Name {
-			t.Errorf("function %q: system name %q, want its name", f.Name, f.SystemName)
+		if f.SystemName != "" {
+			t.Errorf("function %q: system name %q, want none", f.Name, f.SystemName)
 		}
 	}
 	slices.Sort(names)
@@ -1455,6 +1458,47 @@ func TestPprofFunctions(t *testing.T) {
 	empty, err := buildPprof(&trace{name: "e", profile: tracemem.AnalyzeMemory(&tracemem.TraceDocument{}), tree: newSpanTree()})
 	if err != nil || len(empty.Comments) != 0 {
 		t.Errorf("no memory: comments %q, %v; want none", empty.Comments, err)
+	}
+}
+
+// TestPprofNamesAsPprofShowsThem runs the export's consumer, go tool pprof,
+// on spans whose names look like C++ or hold brackets, as PyTorch's Python
+// frames do: each must show as written, with its own bytes. pprof cleans up
+// the name of a function it takes for one not demangled yet (a SystemName
+// equal to its Name), dropping what lies between <> and () and merging
+// names that differ there; it skips functions whose SystemName differs.
+func TestPprofNamesAsPprofShowsThem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short: go tool pprof is built on its first use (about a minute)")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to run go tool pprof with: %v", err)
+	}
+	names := []string{"Linear<f32>::forward(x)", "Linear<bf16>::forward(x)", "<lambda>", "<listcomp>", "train.py(42): <module>", "std::vector<int>::push_back"}
+	var recs []string
+	for i, name := range names {
+		id := fmt.Sprint("s", i)
+		ts := uint64(10 * (i + 1))
+		recs = append(recs, startRec(id, name, "root", ts), memRec(ts+1, "alloc", fmt.Sprint("t", i), id, "cuda:0", uint64(1000*(i+1)), "activation"), endRec(id, 5))
+	}
+	in := writeTrace(t, "names.jsonl", recs...)
+	out := filepath.Join(t.TempDir(), "names.pb.gz")
+	if r := runCmd(t, nil, "export", "--format", "pprof", in, "-o", out); r.code != 0 {
+		t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+	}
+	cmd := exec.Command(goCmd, "tool", "pprof", "-top", "-nodecount=100", "-unit=B", out)
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+	top, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, top)
+	}
+	for i, name := range names {
+		// A row of -top: flat flat% sum% cum cum% name.
+		row := regexp.MustCompile(`(?m)^\s*` + fmt.Sprint(1000*(i+1)) + `B .* ` + regexp.QuoteMeta(name) + `$`)
+		if !row.Match(top) {
+			t.Errorf("go tool pprof -top shows no row of %d B for %q:\n%s", 1000*(i+1), name, top)
+		}
 	}
 }
 

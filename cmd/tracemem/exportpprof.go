@@ -43,7 +43,10 @@ func opSpanNamed(t *spanTree, id, name string) bool {
 // of 0 objects per category (the peak's bytes of the category minus the
 // breakdown's), so the profile's inuse_space total is the peak and its
 // category labels add up to the peak by category. Values above the largest
-// int64 are clamped.
+// int64 are clamped. Functions have a Name and no SystemName: pprof takes a
+// function whose SystemName is its Name for one still to demangle, and
+// cuts what lies between <> and () out of a name that looks like C++
+// (Linear<f32>::forward(x) became Linear::forward, <lambda> nothing).
 func buildPprof(t *trace) (*profile.Profile, error) {
 	p := t.profile
 	s := &p.Summary
@@ -71,7 +74,7 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 		if l, ok := locs[fr]; ok {
 			return l
 		}
-		f := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: fr.name, SystemName: fr.name}
+		f := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: fr.name}
 		prof.Function = append(prof.Function, f)
 		l := &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: f}}}
 		prof.Location = append(prof.Location, l)
