@@ -184,6 +184,9 @@ const (
 	plotW                      = chartW - chartLeft - chartRight
 	plotH                      = chartH - chartTop - chartBottom
 	capacityOffChartMultiplier = 2 // a capacity above this many times the peak is not drawn; the caption gives it
+	// tickCharW bounds the width of a character of a tick label (digits
+	// and a point, in the 11px font of reportCSS): 6.1 to 7, by the font.
+	tickCharW = 7.0
 )
 
 // capacityDrawn reports whether the chart of d draws its capacity line:
@@ -271,8 +274,15 @@ func writeDeviceChart(b *strings.Builder, d tracemem.DeviceMemoryStats, pts []*t
 	fmt.Fprintf(b, "<text x=\"14\" y=\"%g\" transform=\"rotate(-90 14 %g)\" text-anchor=\"middle\">%s</text>\n", chartTop+plotH/2, chartTop+plotH/2, yAxis.unit)
 	for _, tk := range tAxis.ticks {
 		xx := x(tk.ns)
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n",
-			xx, chartTop+plotH, xx, chartTop+plotH+5, xx, chartTop+plotH+18, tk.label)
+		// A label centred on the last tick, at the plot's right edge, would
+		// run past the SVG's edge from 7 characters on (an hour's 3600000):
+		// it then ends at its tick.
+		anchor := "middle"
+		if float64(len(tk.label))*tickCharW/2 > chartW-xx {
+			anchor = "end"
+		}
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%g\" text-anchor=\"%s\">%s</text>\n",
+			xx, chartTop+plotH, xx, chartTop+plotH+5, xx, chartTop+plotH+18, anchor, tk.label)
 	}
 	fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">time (ms)</text>\n", chartLeft+plotW/2, chartH-4)
 

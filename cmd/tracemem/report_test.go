@@ -1192,6 +1192,67 @@ func TestReportChartLabels(t *testing.T) {
 	}
 }
 
+// TestReportTimeLabelsInsideSVG: every label of the time axis keeps inside
+// the SVG, at 7 units a character (a digit of the 11px font is 6.1 to 7 wide, by the font),
+// and each is centred on its tick unless that would cross the SVG's right
+// edge, when it ends at its tick (from a review: an hour's last label,
+// "4000000", was cut to "400000" at the edge).
+func TestReportTimeLabelsInsideSVG(t *testing.T) {
+	cases := []struct {
+		name, reason string
+		endNs        uint64
+		lastAnchor   string
+	}{
+		{"5chars", "10 s: the axis ends at 12000 ms, 5 characters, which fit centred", 10e9, "middle"},
+		{"6chars", "100 s: the axis ends at 120000 ms, 6 characters, 42 units at 7 a character: over the 20 right of the plot by half of one", 100e9, "end"},
+		{"hour", "an hour: the axis ends at 4000000 ms, 7 characters", 3_600_000_000_000, "end"},
+		{"subµs", "96 ns: the axis ends at 0.00010 ms, 7 characters", 96, "end"},
+		{"second", "a second: 1000 ms", 1e9, "middle"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, data := reportOf(t, jsonlTrace(startRec("root", "root", "", 0),
+				memRec(1, "alloc", "a", "root", "cuda:0", mib, "activation"),
+				memRec(c.endNs, "free", "a", "root", "cuda:0", mib, "activation"),
+				endRec("root", c.endNs)))
+			_, charts := parseReport(t, data)
+			if len(charts) != 1 {
+				t.Fatalf("%d charts, want 1", len(charts))
+			}
+			var labels []*svgElem
+			for _, e := range charts[0].elems {
+				if e.name == "text" && e.attrs["y"] == "282" {
+					labels = append(labels, e)
+				}
+			}
+			if len(labels) < 3 {
+				t.Fatalf("%s: %d time labels, want at least 3", c.reason, len(labels))
+			}
+			for i, e := range labels {
+				x, err := strconv.ParseFloat(e.attrs["x"], 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := 7 * float64(len(e.text))
+				lo, hi := x-w/2, x+w/2
+				want := "middle"
+				if i == len(labels)-1 {
+					want = c.lastAnchor
+				}
+				if e.attrs["text-anchor"] == "end" {
+					lo, hi = x-w, x
+				}
+				if lo < 0 || hi > chartW {
+					t.Errorf("%s: label %q at x %.1f (%s) spans %.1f to %.1f, outside the SVG (0 to %g)", c.reason, e.text, x, e.attrs["text-anchor"], lo, hi, chartW)
+				}
+				if e.attrs["text-anchor"] != want {
+					t.Errorf("%s: label %q is anchored at its %s, want its %s", c.reason, e.text, e.attrs["text-anchor"], want)
+				}
+			}
+		})
+	}
+}
+
 // TestReportChartInsideSVG: the plot keeps inside its 1000×300 SVG, with
 // the margins worked out by hand (70 left, 20 right, 24 top, 36 bottom):
 // the live outline of a 4 MiB alloc and free ends at the axis end, x 980,
