@@ -784,21 +784,31 @@ func TestPprofHandMade(t *testing.T) {
 	}
 
 	// The op is a frame of its own under any span but an op span of its
-	// name (from a user trial: every stack named the op twice).
+	// name (from a user trial: every stack named the op twice), or, in a
+	// PyTorch trace, any span of its name (from a review: a region's
+	// memory named the region twice).
 	tr := handTrace()
 	tr.tree.addSpan(spanInfo{id: "mod", parent: "root", name: "linear", startNs: 900, kind: tracemem.SpanModule})
 	tr.tree.addSpan(spanInfo{id: "add", parent: "root", name: "add", startNs: 900, kind: tracemem.SpanOp})
 	op := func(s string) *string { return &s }
 	for _, c := range []struct {
 		span, op string
+		source   string // the run's source tag
 		want     string
 		reason   string
 	}{
-		{"mm", "matmul", "[matmul step]", "an op span of the op's name"},
-		{"mm", "addmm", "[addmm matmul step]", "an op span of another name"},
-		{"mod", "linear", "[linear linear step]", "a module of the op's name: the op runs inside it"},
-		{"add", "", "[add step]", "no op name"},
+		{"mm", "matmul", "", "[matmul step]", "an op span of the op's name"},
+		{"mm", "addmm", "", "[addmm matmul step]", "an op span of another name"},
+		{"mod", "linear", "", "[linear linear step]", "a module of the op's name: the op runs inside it"},
+		{"mod", "linear", "other", "[linear linear step]", "a run of another source is no PyTorch trace"},
+		{"mod", "linear", "chrome_trace", "[linear step]", "a PyTorch trace: the op name is the name of the event's span, whatever its kind"},
+		{"mod", "addmm", "chrome_trace", "[addmm linear step]", "a PyTorch trace, an op of another name (the reader makes none) is its own frame"},
+		{"add", "", "", "[add step]", "no op name"},
 	} {
+		tr.run = nil
+		if c.source != "" {
+			tr.run = &runInfo{source: c.source}
+		}
 		tr.profile.PeakBreakdown = []tracemem.LiveAllocation{{TensorID: "x", SpanID: c.span, Bytes: 1, Device: "cuda:0"}}
 		if c.op != "" {
 			tr.profile.PeakBreakdown[0].OpName = op(c.op)
@@ -814,6 +824,48 @@ func TestPprofHandMade(t *testing.T) {
 		if got := fmt.Sprint(names); got != c.want {
 			t.Errorf("%s: stack (leaf first) %s, want %s", c.reason, got, c.want)
 		}
+	}
+}
+
+// TestPprofPyTorchRegion: in a PyTorch trace, memory allocated directly in
+// a user annotation or a Python function (no op around it) has that span's
+// name as its op name; the stack names it once (from a review, which saw
+// my_region / my_region / ProfilerStep#0).
+func TestPprofPyTorchRegion(t *testing.T) {
+	trace := `{"traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+{"ph": "X", "cat": "user_annotation", "name": "my_region", "pid": 1, "tid": 1, "ts": 1001, "dur": 900},
+{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1010, "args": {"Bytes": 4096, "Addr": 4096, "Device Id": 0, "Device Type": 1}},
+{"ph": "X", "cat": "python_function", "name": "model.py(10): forward", "pid": 1, "tid": 1, "ts": 1100, "dur": 100},
+{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1110, "args": {"Bytes": 8192, "Addr": 8192, "Device Id": 0, "Device Type": 1}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 1150, "dur": 10},
+{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1155, "args": {"Bytes": 16384, "Addr": 16384, "Device Id": 0, "Device Type": 1}}
+]}`
+	in := writeFile(t, t.TempDir(), "region.json", []byte(trace))
+	r := runCmd(t, nil, "export", "--format", "pprof", in, "-o", "-")
+	if r.code != 0 {
+		t.Fatalf("export: exit %d: %s", r.code, r.stderr)
+	}
+	prof, err := profile.Parse(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range prof.Sample {
+		var names []string
+		for _, l := range s.Location {
+			names = append(names, l.Line[0].Function.Name)
+		}
+		got = append(got, fmt.Sprintf("%d %s", s.Value[1], strings.Join(names, " / ")))
+	}
+	slices.Sort(got)
+	want := []string{
+		"16384 aten::empty / model.py(10): forward / my_region / ProfilerStep#0",
+		"4096 my_region / ProfilerStep#0",
+		"8192 model.py(10): forward / my_region / ProfilerStep#0",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("samples (bytes, stack leaf first):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -1571,8 +1623,8 @@ func stackCopied(tree *spanTree, a *tracemem.LiveAllocation) []string {
 		}
 	}
 	// The op's frame is left out when the allocating span is an op span of
-	// the op's name (spelled out here, not opSpanNamed, which buildPprof
-	// calls).
+	// the op's name (spelled out here, not opNamesSpan, which buildPprof
+	// calls; the tree is a candle-graph trace's).
 	if s, ok := tree.span(a.SpanID); a.OpName == nil || ok && s.kind == tracemem.SpanOp && s.name == *a.OpName {
 		return spans
 	}

@@ -23,18 +23,23 @@ const (
 // deepest frames under one elidedFrame.
 const maxStackFrames = 1024
 
-// opSpanNamed reports whether span id is an op span named name.
-func opSpanNamed(t *spanTree, id, name string) bool {
-	s, ok := t.span(id)
-	return ok && s.kind == tracemem.SpanOp && s.name == name
+// opNamesSpan reports whether op, the op name of an allocation of span id,
+// is that span's own name: the span is an op span of that name (as a
+// PyTorch op's is), or t is a PyTorch trace, whose reader gives a memory
+// event the name of its span, whatever its kind, as its op name. In a
+// candle-graph trace a module or function may call an op of its name
+// (linear calls linear): that op is a frame of its own.
+func opNamesSpan(t *trace, id, op string) bool {
+	s, ok := t.tree.span(id)
+	return ok && s.name == op && (s.kind == tracemem.SpanOp || t.run != nil && t.run.source == "chrome_trace")
 }
 
 // buildPprof returns the memory live at the global peak as a profile with
 // sample types inuse_objects/count and inuse_space/bytes (the default). Each
 // allocation of the peak breakdown is one sample of one object whose stack is
 // its span path from the root to the allocating span, with its op name (when it
-// has one) as the leaf, unless that span is an op span of that name (as a
-// PyTorch op's is), which would name the op twice; labels give its tensor id,
+// has one) as the leaf, unless that is the span's own name (opNamesSpan),
+// which would name it twice; labels give its tensor id,
 // dtype, category and device (those that are not empty, which pprof cannot
 // hold: PyTorch traces have no dtype). The frames "[no span]", "…" and
 // "[pre-existing]" (the constants above) are functions of their own, apart
@@ -115,7 +120,7 @@ func buildPprof(t *trace) (*profile.Profile, error) {
 			return st
 		}
 		st := spanStack(id)
-		if !opSpanNamed(t.tree, id, op) {
+		if !opNamesSpan(t, id, op) {
 			spans := st
 			st = make([]*profile.Location, 1, 1+len(spans))
 			st[0] = loc(frame{name: op})
