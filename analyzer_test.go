@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -299,7 +300,7 @@ func TestSaturationLimit(t *testing.T) {
 		{TimestampNs: 3, TensorID: "w", Device: "d", Bytes: 100, Action: ActionFree}, // pre-existing: 100 B live until here
 		{TimestampNs: 4, TensorID: "a", Device: "d", Bytes: half, Action: ActionFree},
 	}}
-	for _, points := range []int{0, 2} {
+	for _, points := range []int{0, 3} {
 		p, err := Analyze(doc, Options{MaxTimelinePoints: points})
 		if err != nil {
 			t.Fatal(err)
@@ -307,11 +308,14 @@ func TestSaturationLimit(t *testing.T) {
 		if p.Summary.PeakBytes != math.MaxInt64 || p.Summary.PeakTimestampNs != 2 {
 			t.Errorf("MaxTimelinePoints %d: peak %d at %d ns, want %d at 2 ns", points, p.Summary.PeakBytes, p.Summary.PeakTimestampNs, int64(math.MaxInt64))
 		}
-		// Downsampled, the last point is the highest of its window: the
-		// pre-existing free's, 100 B below the peak.
-		want := []uint64{half - 101, math.MaxInt64 - 100}[min(points, 1)]
-		if got := p.Timeline[len(p.Timeline)-1].LiveBytes; got != want {
-			t.Errorf("MaxTimelinePoints %d: last point %d, want %d", points, got, want)
+		// The pre-existing free's point, 100 B below the peak (downsampled
+		// to 3, the highest of the second window of 2), and the last.
+		var got []uint64
+		for _, pt := range p.Timeline[len(p.Timeline)-2:] {
+			got = append(got, pt.LiveBytes)
+		}
+		if want := []uint64{math.MaxInt64 - 100, half - 101}; !slices.Equal(got, want) {
+			t.Errorf("MaxTimelinePoints %d: last two points %d, want %d", points, got, want)
 		}
 		checkInvariants(t, doc, p)
 	}

@@ -172,8 +172,9 @@ func ExampleAnalyzeStream() {
 	// peak 16384 B; backward left 0 B behind
 }
 
-// Keep at most 3 points per device. The 7 points are cut into windows of 4
-// (the smallest power of two w with 7 ≤ 3·w), each represented by its
+// Keep at most 3 points per device. The last point is kept, so the state
+// the trace ends in shows, and the 6 before it are cut into windows of 4
+// (the smallest power of two w with 6 ≤ 2·w), each represented by its
 // highest point, so the peak survives exactly.
 func ExampleAnalyze() {
 	doc, err := tracemem.ReadTrace(strings.NewReader(exampleTrace))
@@ -191,6 +192,7 @@ func ExampleAnalyze() {
 	// Output:
 	// 4 ns cuda:0 14336 B
 	// 8 ns cuda:0 16384 B
+	// 10 ns cuda:0 9216 B
 	// peak 16384 B at 8 ns
 }
 

@@ -159,10 +159,13 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 //     step, has step backward.
 //
 // With Options.MaxTimelinePoints = m > 0, each device keeps at most m
-// points: its n points are cut into consecutive windows of w points, w the
-// smallest power of two with n ≤ m·w, and each window is represented by its
-// highest point (the first one on ties). Time order is kept, and every
-// device peak, so the global peak, survives exactly.
+// points. With m = 1 that is its highest point (the first one on ties).
+// With m > 1 it keeps its last point, a window of its own, and the n−1
+// points before it are cut into consecutive windows of w points, w the
+// smallest power of two with n−1 ≤ (m−1)·w, each represented by its highest
+// point (the first one on ties). Time order is kept; every device peak, so
+// the global peak, survives exactly; and so does the state each device ends
+// in, which the highest point of the last window would overstate.
 //
 // Analyze returns an error for invalid options (wrapping ErrInvalidOptions),
 // and for an event whose action or category is out of range (matching

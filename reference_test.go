@@ -261,22 +261,28 @@ func refAnalyze(doc *TraceDocument, opts Options) *MemoryProfile {
 	var kept []devPoint
 	for _, dev := range devs {
 		pts := perDev[dev]
-		if m := opts.MaxTimelinePoints; m > 0 {
+		if m := opts.MaxTimelinePoints; m > 0 && len(pts) > 0 {
+			// With m > 1 the last point is a window of its own, and the
+			// points before it share m-1 windows.
+			windowed, last, wins := pts, []devPoint(nil), m
+			if m > 1 {
+				windowed, last, wins = pts[:len(pts)-1], pts[len(pts)-1:], m-1
+			}
 			w := 1
-			for len(pts) > m*w {
+			for len(windowed) > wins*w {
 				w *= 2
 			}
 			var win []devPoint
-			for i := 0; i < len(pts); i += w {
-				best := pts[i]
-				for _, pt := range pts[i:min(i+w, len(pts))] {
+			for i := 0; i < len(windowed); i += w {
+				best := windowed[i]
+				for _, pt := range windowed[i:min(i+w, len(windowed))] {
 					if pt.tp.LiveBytes > best.tp.LiveBytes {
 						best = pt
 					}
 				}
 				win = append(win, best)
 			}
-			pts = win
+			pts = append(win, last...)
 		}
 		kept = append(kept, pts...)
 	}

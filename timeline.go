@@ -15,27 +15,44 @@ type point struct {
 	dev  int32       // the device
 }
 
-// timeline keeps a device's points. With a limit of max points it keeps, for
-// consecutive windows of w points (w the smallest power of two such that the
-// device's n points fit in max windows), the highest point of each window,
-// the first one on ties. It does so online: when a window past the limit
-// would open, adjacent windows are merged pairwise and w doubles. The result
-// depends only on the points, not on when it is read, and every device peak
-// survives exactly, because the highest point of the window holding the peak
-// is the peak itself.
+// timeline keeps a device's points. With a limit of max points it keeps the
+// latest point, when max > 1, and, for consecutive windows of w points over
+// the points before it (w the smallest power of two such that they fit in
+// max-1 windows; over all points in max windows when max is 1), the highest
+// point of each window, the first one on ties. It does so online: when a
+// window past the limit would open, adjacent windows are merged pairwise and
+// w doubles. The result depends only on the points, not on when it is read;
+// every device peak survives exactly, because the highest point of the
+// window holding the peak is the peak itself; and the latest point keeps the
+// state the device is in, which the highest point of the last window would
+// not.
 type timeline struct {
-	max   int     // the most points kept, > 0 (without a limit the Analyzer keeps its points in one list)
-	w     uint64  // window size, a power of two
-	kept  []point // highest point of each full window
-	open  point   // highest point of the current, partial window
-	count uint64  // points in the open window
+	max     int     // the most points kept, > 0 (without a limit the Analyzer keeps its points in one list)
+	w       uint64  // window size, a power of two
+	kept    []point // highest point of each full window
+	open    point   // highest point of the current, partial window
+	count   uint64  // points in the open window
+	last    point   // the latest point, when max > 1: a window of its own
+	hasLast bool
 }
 
 func (t *timeline) add(p point) {
+	if t.max == 1 {
+		t.window(p)
+		return
+	}
+	if t.hasLast {
+		t.window(t.last)
+	}
+	t.last, t.hasLast = p, true
+}
+
+// window adds p to the windows.
+func (t *timeline) window(p point) {
 	if t.w == 0 {
 		t.w = 1
 	}
-	if t.count == 0 && len(t.kept) == t.max {
+	if t.count == 0 && len(t.kept) == max(t.max-1, 1) {
 		t.halve()
 	}
 	if t.count == 0 || p.live > t.open.live {
@@ -69,16 +86,23 @@ func (t *timeline) halve() {
 
 // len returns the number of points a snapshot holds.
 func (t *timeline) len() int {
+	n := len(t.kept)
 	if t.count > 0 {
-		return len(t.kept) + 1
+		n++
 	}
-	return len(t.kept)
+	if t.hasLast {
+		n++
+	}
+	return n
 }
 
 // at returns the i-th point of a snapshot, i < t.len().
 func (t *timeline) at(i int) *point {
-	if i < len(t.kept) {
+	switch {
+	case i < len(t.kept):
 		return &t.kept[i]
+	case i == len(t.kept) && t.count > 0:
+		return &t.open
 	}
-	return &t.open
+	return &t.last
 }

@@ -98,8 +98,8 @@ func writeReport(w io.Writer, t *trace) error {
 	if len(p.ByDevice) == 0 {
 		fmt.Fprintf(&b, "<p>%s.</p>\n", esc("T"+strings.TrimPrefix(noMemoryEvents(t.run), "t")))
 	}
-	// The trace ends with its last point or span, whichever is later: with
-	// --max-points the last point kept can be well before the end.
+	// The trace ends with its last point or span, whichever is later (each
+	// device keeps its last point, whatever --max-points says).
 	tEnd := uint64(0)
 	for i := range p.Timeline {
 		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
@@ -229,9 +229,9 @@ func pointsByDevice(p *tracemem.MemoryProfile) map[string][]*tracemem.TimelinePo
 // categories over time (step-wise: a point's value holds until the next
 // point), the live bytes outline, the capacity line when known and within
 // capacityOffChartMultiplier × the peak, and the device peak marked. The time
-// axis runs from 0 to the first tick after tEnd (the trace's end as the
-// report knows it: the last point kept or the latest span start or end,
-// whichever is later). pts are the device's points in timeline order.
+// axis runs from 0 to the first tick after tEnd (the trace's end: the last
+// point or the latest span start or end, whichever is later). pts are the
+// device's points in timeline order.
 func writeDeviceChart(b *strings.Builder, d tracemem.DeviceMemoryStats, pts []*tracemem.TimelinePoint, tEnd uint64) {
 	var present tracemem.CategorySet
 	for _, pt := range pts {

@@ -1318,9 +1318,37 @@ func TestReportSummaryTable(t *testing.T) {
 	}
 }
 
-// TestReportPointsPerDevice: by default a device keeps 2000 timeline points (4000 points in windows of 2), so the chart keeps the detail the default promises; --max-points 0 keeps all.
+// TestReportEndsInFinalState: downsampled (by default, to 2000 points), the
+// chart still ends in the state the device ends in: a trace whose last two
+// events allocate and free 4 MiB ends at 0 B, not at the 4 MiB its last
+// window peaked at (from a review: the report drew the 4 MiB held to the end
+// of the axis, a leak that was not there).
+func TestReportEndsInFinalState(t *testing.T) {
+	const pairs = 3000 // 6002 points: windows of 4
+	recs := make([]string, 0, 2*pairs+2)
+	for i := range uint64(pairs) {
+		recs = append(recs, memRec(10*i+1, "alloc", "t", "root", "cuda:0", 4096, "activation"), memRec(10*i+5, "free", "t", "root", "cuda:0", 4096, "activation"))
+	}
+	recs = append(recs, memRec(10*pairs+1, "alloc", "big", "root", "cuda:0", 4*mib, "activation"), memRec(10*pairs+2, "free", "big", "root", "cuda:0", 4*mib, "activation"))
+	_, data := reportOf(t, jsonlTrace(append(append([]string{startRec("root", "root", "", 0)}, recs...), endRec("root", 10*pairs+2))...))
+	_, charts := parseReport(t, data)
+	live := charts[0].find("path", "class", "live")
+	if len(live) != 1 {
+		t.Fatalf("%d live outlines", len(live))
+	}
+	vs := pathVertices(t, live[0].attrs["d"])
+	// The axis: 4 MiB at the top (y 24), 0 B at y 264.
+	if last := vs[len(vs)-1]; last[1] != 264 {
+		t.Errorf("the live outline ends at y %.1f, want 264 (0 B, the final state)", last[1])
+	}
+	if top := slices.MinFunc(vs, func(a, b [2]float64) int { return cmp.Compare(a[1], b[1]) }); top[1] != 24 {
+		t.Errorf("the live outline's top is at y %.1f, want 24 (the 4 MiB peak)", top[1])
+	}
+}
+
+// TestReportPointsPerDevice: by default a device keeps 2000 timeline points (of 3998 points, the last and 1999 windows of 2 before it), so the chart keeps the detail the default promises; --max-points 0 keeps all.
 func TestReportPointsPerDevice(t *testing.T) {
-	const pairs = 2000 // an alloc and a free each: 4000 points
+	const pairs = 1999 // an alloc and a free each: 3998 points
 	recs := make([]string, 0, 2*pairs)
 	for i := range uint64(pairs) {
 		bytes := 4 * (1 + i%97)
