@@ -671,7 +671,7 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 	if a.opts.MaxTimelinePoints == 0 {
 		a.timeline = append(a.timeline, d.timelinePoint(ev.TimestampNs))
 	} else {
-		d.tl.add(point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen, dev: dev})
+		d.tl.add(&point{seq: a.seq, ts: ev.TimestampNs, live: d.live, cats: d.cats, seen: d.seen, dev: dev})
 	}
 	a.seq++
 	return nil

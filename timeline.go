@@ -36,19 +36,19 @@ type timeline struct {
 	hasLast bool
 }
 
-func (t *timeline) add(p point) {
+func (t *timeline) add(p *point) {
 	if t.max == 1 {
 		t.window(p)
 		return
 	}
 	if t.hasLast {
-		t.window(t.last)
+		t.window(&t.last)
 	}
-	t.last, t.hasLast = p, true
+	t.last, t.hasLast = *p, true
 }
 
 // window adds p to the windows.
-func (t *timeline) window(p point) {
+func (t *timeline) window(p *point) {
 	if t.w == 0 {
 		t.w = 1
 	}
@@ -56,7 +56,7 @@ func (t *timeline) window(p point) {
 		t.halve()
 	}
 	if t.count == 0 || p.live > t.open.live {
-		t.open = p
+		t.open = *p
 	}
 	t.count++
 	if t.count == t.w {
