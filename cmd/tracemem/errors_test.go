@@ -57,10 +57,11 @@ func TestBadInput(t *testing.T) {
 		reason string
 	}{
 		{"missing file", []string{"summary", "FILE"}, missing, "", `^tracemem: .*nosuch\.jsonl: no such file or directory\n$`, "a missing file is named with the OS's reason"},
-		{"missing file, newline in name", []string{"summary", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*no such\.jsonl: no such file or directory\n$`, "the error stays on one line, whatever the file's name"},
+		{"missing file, newline in name", []string{"summary", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*/no\\nsuch\.jsonl: no such file or directory\n$`, "the error stays on one line, whatever the file's name: the newline is escaped, as the text outputs escape names"},
 		{"missing file, escape in name", []string{"summary", "FILE"}, filepath.Join(dir, "no\x1b[31m\xffsuch.jsonl"), "", `^tracemem: .*no\\x1b\[31m\\xffsuch\.jsonl: no such file or directory\n$`, "a control character or an invalid byte of a name in the system's error text is escaped, so it cannot drive the terminal"},
 		{"missing file, escape in name, several files", []string{"summary", sample(t), "FILE"}, filepath.Join(dir, "no\x1b[31msuch.jsonl"), "", `^tracemem: .*no\\x1b\[31msuch\.jsonl: no such file or directory\n$`, "likewise for one file of several"},
-		{"missing file, newline in name, nodes", []string{"nodes", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*no such\.jsonl: no such file or directory\n$`, "likewise in every command"},
+		{"missing file, spaces in name", []string{"summary", "FILE"}, filepath.Join(dir, "two  spaces\tand a tab.jsonl"), "", `^tracemem: .*/two  spaces\\tand a tab\.jsonl: no such file or directory\n$`, "spaces are kept as they are and a tab is escaped: white space squashed to one space named another file (from a review)"},
+		{"missing file, newline in name, nodes", []string{"nodes", "FILE"}, filepath.Join(dir, "no\nsuch.jsonl"), "", `^tracemem: .*/no\\nsuch\.jsonl: no such file or directory\n$`, "likewise in every command"},
 		{"directory", []string{"profile", "FILE"}, dir, "", `^tracemem: .*: is a directory, not a trace file\n$`, "a directory is not read as a trace"},
 		{"malformed JSONL", []string{"summary", "FILE"}, write("malformed.jsonl", []byte(malformed)), "", `^tracemem: .*malformed\.jsonl: line 6: .+\n$`, "a record that is not JSON is named by its line"},
 		{"bad enum", []string{"nodes", "FILE"}, write("badaction.jsonl", []byte(badAction)), "", `^tracemem: .*badaction\.jsonl: line 6: memory: .*alocate.*\n$`, "a bad field value names line, record kind and value"},
@@ -135,7 +136,7 @@ func TestUsage(t *testing.T) {
 		{"unknown command", []string{"sumary", s}, 2, `unknown command "sumary"`, "a misspelt command is named"},
 		{"no trace", []string{"summary"}, 2, `summary: no trace file given`, "a trace is required"},
 		{"two traces for profile", []string{"profile", s, s}, 2, `profile: want 1 trace file, got 2`, "profile takes one trace"},
-		{"newline in a name", []string{"profile", s, "a\nb"}, 2, `profile: want 1 trace file, got 2: .* a b$`, "the error is one line, whatever the names in it"},
+		{"newline in a name", []string{"profile", s, "a\nb"}, 2, `profile: want 1 trace file, got 2: .* a\\nb$`, "the error is one line, whatever the names in it: the newline is escaped"},
 		{"stdin twice", []string{"summary", "-", "-"}, 2, `standard input \(-\) given more than once`, "stdin can be read once"},
 		{"unknown flag", []string{"summary", "--color", s}, 2, `summary: flag provided but not defined: --color$`, "unknown flags are refused, and named as written (from a user trial: -color)"},
 		{"unknown flag with one dash", []string{"summary", "-color", s}, 2, `summary: flag provided but not defined: -color$`, "a flag not defined is named as written, whatever its dashes"},

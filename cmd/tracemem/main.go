@@ -164,13 +164,14 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 // errReported means the errors were already written to stderr.
 var errReported = errors.New("errors reported")
 
-// oneLine keeps an error message on one line, its white space runs made one
-// space and its other control characters and invalid bytes escaped (see
-// printable): a file name in the system's error text can hold any byte, an
-// escape sequence that would drive the terminal included.
+// oneLine keeps an error message on one line, its control characters
+// (newlines and tabs too) and invalid bytes escaped as the text outputs
+// escape names (see printable), its spaces kept: a file name in the
+// system's error text can hold any byte, an escape sequence that would
+// drive the terminal included, and a name or value quoted in an error must
+// read as it is (white space squashed to one space named another file).
 func oneLine(s string) string {
-	s = strings.TrimPrefix(s, "tracemem: ")
-	return printable(strings.Join(strings.Fields(s), " "))
+	return printable(strings.TrimPrefix(s, "tracemem: "))
 }
 
 // newFlags returns a flag set for subcommand name that reports to nothing:
