@@ -29,8 +29,11 @@ var benchTraces = struct {
 	sizes map[int]int64
 }{paths: map[int]string{}, sizes: map[int]int64{}}
 
-// TestMain removes the benchmarks' generated traces.
+// TestMain removes the benchmarks' generated traces. Run with
+// TRACEMEM_TEST_AS_COMMAND set, the test binary is the command instead
+// (see asCommand).
 func TestMain(m *testing.M) {
+	asCommand()
 	flag.Parse()
 	code := m.Run()
 	if benchTraces.dir != "" {

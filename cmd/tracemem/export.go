@@ -121,8 +121,9 @@ func exportLoad(format exportFormat, points int) loadOptions {
 
 // writeOutput writes a file with write ("-" is stdout). A path that names
 // nothing is created, and removed again when the output could not be written
-// completely; so is the missing target of a symlink, which the command
-// creates as the system would. Anything else (a file, a symlink, a device, a
+// completely or the command was interrupted (see making); so is the
+// missing target of a symlink, which the command creates as the system
+// would. Anything else (a file, a symlink, a device, a
 // FIFO) is opened for writing as it stands and never removed: the command
 // deletes only what it made. The file is opened write-only, so that a FIFO
 // whose reader has gone fails the write instead of waiting for a reader
@@ -141,6 +142,11 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	if err != nil {
 		return &fileError{file: "-o " + path, err: unwrapPath(err)}
 	}
+	defer func() { // written whole, or removed below: no longer the interrupt's to remove
+		making.Lock()
+		making.path = ""
+		making.Unlock()
+	}()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	err = write(bw)
 	if err == nil {
@@ -187,10 +193,17 @@ func checkOutput(e *env, cmd, out, trace string) error {
 // openOutput opens path for writing, truncated. made is the file it
 // created ("" when it opened one that was there): path, or the target of
 // a symlink to nothing, followed link by link (O_CREAT alone would create
-// it without saying so).
+// it without saying so). A file it creates is also recorded in making, for
+// an interrupt to remove, until writeOutput is done with it.
 func openOutput(path string) (f *os.File, made string, err error) {
 	for range 40 { // links followed, as Linux does
+		// Created and recorded as one step for an interrupt (see making).
+		making.Lock()
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			making.path = path
+		}
+		making.Unlock()
 		if err == nil {
 			return f, path, nil
 		}

@@ -40,6 +40,7 @@ import (
 )
 
 func main() {
+	handleInterrupts()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,59 @@
+//go:build unix
+
+// signals_unix_test.go holds the test of the command's death by an interrupt, which needs Unix signals.
+
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInterruptDies runs the test binary as the command (see asCommand),
+// reading a trace from a pipe that never ends, as if it were making an
+// output file, and interrupts it with each of SIGINT, SIGTERM and SIGHUP:
+// the file is removed and the command dies of the signal, as it would
+// without a handler, so that a shell or make sees the interrupt.
+func TestInterruptDies(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out.csv")
+			if err := os.WriteFile(out, []byte("half a row,"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(os.Args[0], "summary", "-")
+			cmd.Env = append(os.Environ(), "TRACEMEM_TEST_AS_COMMAND=1", "TRACEMEM_TEST_MAKING="+out)
+			stdin, err := cmd.StdinPipe() // kept open: the command waits for the trace
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The handler is in place once the command reads its input;
+			// before that, the signal would kill it without removing the
+			// file, which the test would report.
+			time.Sleep(300 * time.Millisecond)
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("the command ended with %v, want a death by %v", err, sig)
+			}
+			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != sig {
+				t.Errorf("the command ended with %v, want a death by %v", ee, sig)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("the output being made: stat = %v after %v, want it removed", err, sig)
+			}
+		})
+	}
+}
