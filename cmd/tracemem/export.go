@@ -119,7 +119,8 @@ func exportLoad(format exportFormat, points int) loadOptions {
 	return lo
 }
 
-// writeOutput writes a file with write ("-" is stdout). A path that names
+// writeOutput writes a file with write ("-", or the file standard output
+// writes to, is stdout). A path that names
 // nothing is created, and removed again when the output could not be written
 // completely or the command was interrupted (see making); so is the
 // missing target of a symlink, which the command creates as the system
@@ -129,7 +130,7 @@ func exportLoad(format exportFormat, points int) loadOptions {
 // whose reader has gone fails the write instead of waiting for a reader
 // forever.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {
-	if path == "-" {
+	if path == "-" || isStdout(e, path) {
 		bw := bufio.NewWriterSize(e.stdout, 1<<16)
 		if err := write(bw); err != nil {
 			return err
@@ -162,6 +163,24 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 		return &fileError{file: "-o " + path, err: unwrapPath(err)}
 	}
 	return nil
+}
+
+// isStdout reports whether path names the file standard output writes to
+// (-o /dev/stdout, say): opening it again would truncate it, losing what the
+// shell put there before (>> appends, a group of commands shares one file)
+// and writing over it from the start, so the output goes to standard output
+// instead, as with "-o -".
+func isStdout(e *env, path string) bool {
+	f, ok := e.stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	si, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pi, err := os.Stat(path)
+	return err == nil && os.SameFile(si, pi)
 }
 
 // checkOutput refuses an output file that is the trace itself (also as

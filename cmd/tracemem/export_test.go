@@ -1187,6 +1187,47 @@ func TestDefaultKeepsEveryPoint(t *testing.T) {
 	}
 }
 
+// TestOutputIsStdout: -o naming the file standard output writes to (as
+// /dev/stdout does) writes through standard output, as -o - does: opened
+// again, it was truncated, so `>> log.csv` lost the log's lines, and a
+// group of commands writing to one file lost what came before (from a
+// review).
+func TestOutputIsStdout(t *testing.T) {
+	dir := t.TempDir()
+	want := runCmd(t, nil, "export", "--format", "csv", "--max-points", "3", "-o", "-", sample(t)).stdout
+	for _, c := range []struct {
+		name, reason string
+		out          func(log string) string
+	}{
+		{"same path", "the path of the file stdout appends to", func(log string) string { return log }},
+		{"link", "a symlink to it, as /dev/stdout is to the file of fd 1", func(log string) string {
+			link := filepath.Join(dir, "link-"+filepath.Base(log))
+			if err := os.Symlink(log, link); err != nil {
+				t.Skipf("no symlink: %v", err)
+			}
+			return link
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".csv")
+			if err := os.WriteFile(log, []byte("OLD\n"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			code := run([]string{"export", "--format", "csv", "--max-points", "3", "-o", c.out(log), sample(t)}, strings.NewReader(""), stdout, &stderr)
+			stdout.Close()
+			got, err := os.ReadFile(log)
+			if code != 0 || err != nil || string(got) != "OLD\n"+want {
+				t.Errorf("%s: exit %d (%s), the file holds %q, %v; want OLD and then the output", c.reason, code, stderr.String(), got, err)
+			}
+		})
+	}
+}
+
 // TestExportOverwritesLongerFile: an existing output longer than the export
 // is truncated: the file holds the export and nothing of its old tail.
 func TestExportOverwritesLongerFile(t *testing.T) {
