@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/tracemem/tracemem"
 )
@@ -186,14 +187,29 @@ func isStdout(e *env, path string) bool {
 // checkOutput refuses an output file that is the trace itself (also as
 // standard input), which writing would destroy (the trace is read whole
 // before the output is opened, so the output would be right, but the trace
-// lost).
+// lost). It also reports, before the trace is read, what the open of the
+// output after it would: a directory, or a new file in a directory that is
+// not there (a typo in -o should not cost the minutes a big trace takes).
+// Whether the file can be written is left to the open: only it can tell.
 func checkOutput(e *env, cmd, out, trace string) error {
 	if out == "-" {
 		return nil
 	}
 	oi, err := os.Stat(out)
 	if err != nil {
-		return nil // nothing there yet, or the write will say what is wrong
+		if _, lerr := os.Lstat(out); lerr == nil {
+			return nil // a symlink to nothing, whose target the open makes
+		}
+		if !errors.Is(err, fs.ErrNotExist) { // not a directory, no permission: as the open would say
+			return &fileError{file: "-o " + out, err: unwrapPath(err)}
+		}
+		if _, derr := os.Stat(filepath.Dir(out)); derr != nil {
+			return &fileError{file: "-o " + out, err: unwrapPath(derr)}
+		}
+		return nil
+	}
+	if oi.IsDir() {
+		return &fileError{file: "-o " + out, err: syscall.EISDIR}
 	}
 	var ti os.FileInfo
 	if trace == "-" {

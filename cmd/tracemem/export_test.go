@@ -1228,6 +1228,37 @@ func TestOutputIsStdout(t *testing.T) {
 	}
 }
 
+// TestOutputCheckedFirst: an -o that the open after the analysis would
+// refuse (a directory, a file in a directory that is not there, a path
+// through a file) is reported before the trace is read, so on a trace
+// whose fifth line is bad the error is the output's (from a review: a typo
+// in -o cost the minutes of a big trace first). What only the open can
+// tell, such as the missing directory of a symlink's target, comes after.
+func TestOutputCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.jsonl", []byte(jsonlTrace(startRec("root", "root", "", 0), `{"kind": "memory", "oops": 1}`, endRec("root", 10))))
+	file := writeFile(t, dir, "file.txt", []byte("x"))
+	dangling := filepath.Join(dir, "dangling")
+	if err := os.Symlink(filepath.Join(dir, "gone", "x"), dangling); err != nil {
+		t.Skipf("no symlink: %v", err)
+	}
+	for _, c := range []struct {
+		name, out, want, reason string
+	}{
+		{"missing dir", filepath.Join(dir, "nodir", "x.html"), `^tracemem: -o .*/nodir/x\.html: no such file or directory\n$`, "a new file in a directory that is not there"},
+		{"a directory", dir, `^tracemem: -o .*: is a directory\n$`, "a directory"},
+		{"through a file", filepath.Join(file, "x.html"), `^tracemem: -o .*/file\.txt/x\.html: not a directory\n$`, "a path through a file"},
+		{"dangling symlink", dangling, `^tracemem: .*bad\.jsonl: line 3: `, "a symlink to a file in a missing directory: the open tells, after the trace"},
+	} {
+		for _, args := range [][]string{{"report", "-o", c.out, bad}, {"export", "--format", "csv", "-o", c.out, bad}} {
+			r := runCmd(t, nil, args...)
+			if r.code != 1 || !regexp.MustCompile(c.want).MatchString(r.stderr) {
+				t.Errorf("%s: %s: exit %d, stderr %q; want 1 and %s", c.reason, args[0], r.code, r.stderr, c.want)
+			}
+		}
+	}
+}
+
 // TestExportOverwritesLongerFile: an existing output longer than the export
 // is truncated: the file holds the export and nothing of its old tail.
 func TestExportOverwritesLongerFile(t *testing.T) {
