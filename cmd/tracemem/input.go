@@ -70,6 +70,9 @@ func openSource(e *env, arg string) (*source, error) {
 				s.size = fi.Size()
 			}
 		}
+		if s.size < 0 {
+			s.r = &endOnce{r: e.stdin}
+		}
 		return s, nil
 	}
 	f, err := os.Open(arg)
@@ -94,6 +97,24 @@ func openSource(e *env, arg string) (*source, error) {
 		s.size = fi.Size()
 	}
 	return s, nil
+}
+
+// endOnce reads r until its first end, and then reads nothing more from it:
+// at a terminal each read after an end (Ctrl-D) waits for more typing, and
+// the readers look again after an end (a peek, then a read), so an empty
+// input took five Ctrl-Ds (from a review).
+type endOnce struct {
+	r   io.Reader
+	end bool
+}
+
+func (e *endOnce) Read(p []byte) (int, error) {
+	if e.end {
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	e.end = err == io.EOF
+	return n, err
 }
 
 // sourceSize returns the size of the input arg names (for standard input,

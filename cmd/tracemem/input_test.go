@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -430,6 +431,51 @@ func TestStreamKeepsNoNodesUnasked(t *testing.T) {
 		}
 		if got := tr.nodes != nil; got != c.wantNodes {
 			t.Errorf("%s: node metrics kept: %v (%d nodes), want %v", c.name, got, len(tr.nodes), c.wantNodes)
+		}
+	}
+}
+
+// typedInput is standard input at a terminal: its text, then an end (a
+// Ctrl-D), after which a read waits for more typing, here more text.
+type typedInput struct {
+	text, more   io.Reader
+	ended        bool
+	readsAfterIt int
+}
+
+func (t *typedInput) Read(p []byte) (int, error) {
+	if !t.ended {
+		n, err := t.text.Read(p)
+		if err == io.EOF {
+			t.ended = true
+		}
+		return n, err
+	}
+	t.readsAfterIt++
+	return t.more.Read(p)
+}
+
+// TestStdinEndsAtFirstEnd: the command stops reading standard input at its
+// first end, as cat does, and never reads again after it (from a review: an
+// empty input at a terminal took five Ctrl-Ds, as the readers look again
+// after an end).
+func TestStdinEndsAtFirstEnd(t *testing.T) {
+	trace := rootTrace(memRec(1, "alloc", "a", "root", "cuda:0", 4096, "activation"))
+	for _, c := range []struct {
+		name, typed, reason string
+		code                int
+		stderr              string
+	}{
+		{"nothing typed", "", "an empty input is empty at once", 1, "empty"},
+		{"a trace typed", trace, "a trace typed whole is read up to the end", 0, ""},
+		{"half a trace typed", trace[:len(trace)/2], "a trace cut by the end is cut there", 1, "line"},
+	} {
+		for _, cmd := range []string{"summary", "profile", "nodes"} {
+			in := &typedInput{text: strings.NewReader(c.typed), more: strings.NewReader(trace)}
+			r := runCmd(t, in, cmd, "-")
+			if r.code != c.code || !strings.Contains(r.stderr, c.stderr) || in.readsAfterIt != 0 {
+				t.Errorf("%s: %s: exit %d, stderr %q, %d reads after the end; want %d, %q and none", c.reason, cmd, r.code, r.stderr, in.readsAfterIt, c.code, c.stderr)
+			}
 		}
 	}
 }
