@@ -5,6 +5,7 @@ package tracemem
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // EnumError reports a text value that is not one of an enumeration's names.
@@ -14,10 +15,24 @@ type EnumError struct {
 	Allowed []string // the accepted names
 }
 
-// Error renders e.g. `unknown action "alocate" (want alloc or free)`.
+// Error renders e.g. `unknown action "alocate" (want alloc or free)`. A
+// value longer than enumQuoteMax bytes is quoted up to there, cut between
+// characters, with its length: `unknown action "aaaa"... (2000000 bytes;
+// want alloc or free)` (Value keeps it whole), so that one bad field does not
+// make an error line of megabytes.
 func (e *EnumError) Error() string {
-	return fmt.Sprintf("unknown %s %q (want %s)", e.Type, e.Value, orList(e.Allowed))
+	if len(e.Value) <= enumQuoteMax {
+		return fmt.Sprintf("unknown %s %q (want %s)", e.Type, e.Value, orList(e.Allowed))
+	}
+	n := enumQuoteMax
+	for n > enumQuoteMax-(utf8.UTFMax-1) && !utf8.RuneStart(e.Value[n]) {
+		n--
+	}
+	return fmt.Sprintf("unknown %s %q... (%d bytes; want %s)", e.Type, e.Value[:n], len(e.Value), orList(e.Allowed))
 }
+
+// enumQuoteMax is the most bytes of a value an EnumError quotes.
+const enumQuoteMax = 64
 
 // orList renders names as `a, b or c`.
 func orList(names []string) string {

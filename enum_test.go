@@ -156,4 +156,25 @@ func TestEnumErrorText(t *testing.T) {
 			t.Errorf("%s: Error() = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
 		}
 	}
+
+	// Long values are quoted up to 64 bytes, cut between characters, with
+	// their length (from a review: a 2 MB action made a 2 MB error line).
+	a64, a65 := strings.Repeat("a", 64), strings.Repeat("a", 65)
+	for _, tc := range []struct {
+		name, value, want, reason string
+	}{
+		{"64", a64, `unknown x "` + a64 + `" (want a)`, "64 bytes are quoted whole"},
+		{"65", a65, `unknown x "` + a64 + `"... (65 bytes; want a)`, "from 65 bytes on, the first 64 and the length"},
+		{"2MB", strings.Repeat("a", 2<<20), `unknown x "` + a64 + `"... (2097152 bytes; want a)`, "a value of megabytes, likewise"},
+		{"rune", strings.Repeat("a", 63) + "é" + "zz", `unknown x "` + strings.Repeat("a", 63) + `"... (67 bytes; want a)`, "a character across byte 64 is not cut in two"},
+		{"rune fits", strings.Repeat("a", 62) + "éz", `unknown x "` + strings.Repeat("a", 62) + `é"... (65 bytes; want a)`, "a character that ends at byte 64 stays"},
+	} {
+		err := &EnumError{Type: "x", Value: tc.value, Allowed: []string{"a"}}
+		if got := err.Error(); got != tc.want {
+			t.Errorf("%s: Error() = %q, want %q (%s)", tc.name, got, tc.want, tc.reason)
+		}
+		if err.Value != tc.value {
+			t.Errorf("%s: Value changed", tc.name)
+		}
+	}
 }
