@@ -347,6 +347,12 @@ func TestStdoutWriteFails(t *testing.T) {
 		{"export", "--format", "pprof", "-o", "-", sample(t)},
 		{"export", "--format", "csv", "--max-points", "1", "-o", "-", sample(t)},
 		{"report", "-o", "-", sample(t)},
+		// Help is output too (from a review: help > /dev/full said
+		// nothing and exited 0).
+		{"help"},
+		{"-h"},
+		{"help", "nodes"},
+		{"summary", "-h"},
 	} {
 		var stderr bytes.Buffer
 		// The write's own error, worded alike by every command (profile's
@@ -388,6 +394,18 @@ func TestMissingFileNamedOnce(t *testing.T) {
 		want := "tracemem: " + missing + ": no such file or directory\n"
 		if r.code != 1 || r.stderr != want {
 			t.Errorf("%s: %s: exit %d, stderr %q; want exit 1 and %q (the path once, no \"open\")", c.name, c.reason, r.code, r.stderr, want)
+		}
+	}
+}
+
+// TestEmptyFileName: a file named by the empty string is named `""`, as the
+// text outputs name an empty name, in every command (from a review: the
+// line read "tracemem: : no such file or directory").
+func TestEmptyFileName(t *testing.T) {
+	for _, args := range [][]string{{"summary", ""}, {"summary", sample(t), ""}, {"profile", ""}, {"nodes", ""}, {"export", "--format", "csv", "-o", "-", ""}} {
+		r := runCmd(t, nil, args...)
+		if want := `tracemem: "": no such file or directory` + "\n"; r.code != 1 || !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q; want 1 and %q", args, r.code, r.stderr, want)
 		}
 	}
 }

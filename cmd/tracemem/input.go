@@ -46,7 +46,13 @@ type fileError struct {
 	err  error
 }
 
-func (e *fileError) Error() string { return e.file + ": " + oneLine(e.err.Error()) }
+func (e *fileError) Error() string {
+	name := e.file
+	if name == "" {
+		name = `""` // as the text outputs name an empty name, so that the line does not start with ": "
+	}
+	return name + ": " + oneLine(e.err.Error())
+}
 func (e *fileError) Unwrap() error { return e.err }
 
 // source is an opened input.

@@ -113,8 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(rest) > 0 && cmd == "help" {
 			return run([]string{rest[0], "-h"}, stdin, stdout, stderr) // help CMD is CMD -h
 		}
-		fmt.Fprint(stdout, usageText)
-		return 0
+		err = writeHelp(stdout, usageText)
 	default:
 		err = usagef("unknown command %q", cmd)
 	}
@@ -129,8 +128,7 @@ func (e *env) exitStatus(err error) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &he):
-		fmt.Fprint(e.stdout, commandUsage(he.fs))
-		return 0
+		return e.exitStatus(writeHelp(e.stdout, commandUsage(he.fs)))
 	case errors.As(err, &ue) && e.flags != nil:
 		// A mistake in a command's line: that command's usage, not all.
 		fmt.Fprintf(e.stderr, "tracemem: %s\n\n%s\n\"tracemem -h\" lists every command.\n", oneLine(ue.msg), commandUsage(e.flags))
@@ -144,6 +142,13 @@ func (e *env) exitStatus(err error) int {
 		fmt.Fprintf(e.stderr, "tracemem: %s\n", oneLine(err.Error()))
 		return 1
 	}
+}
+
+// writeHelp writes the help text asked for, whose write can fail like any
+// output's (help > /dev/full).
+func writeHelp(w io.Writer, text string) error {
+	_, err := io.WriteString(w, text)
+	return err
 }
 
 // stickyWriter passes writes through and keeps the first error, so that a
