@@ -39,12 +39,24 @@ var interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // comes, then dies of it (the shell and make see a death by the signal,
 // not an exit status). main calls it; tests of run do not.
 func handleInterrupts() {
+	// A signal the command was started with ignored (SIGHUP under nohup,
+	// SIGINT in a script's background job) stays ignored: Notify would
+	// take it up again.
+	var sigs []os.Signal
+	for _, sig := range interrupts {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	if len(sigs) == 0 {
+		return
+	}
 	c := make(chan os.Signal, 1)
-	signal.Notify(c, interrupts...)
+	signal.Notify(c, sigs...)
 	go func() {
 		sig := <-c
 		removeMade()
-		signal.Reset(interrupts...)
+		signal.Reset(sigs...)
 		if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
 			time.Sleep(time.Second) // the signal's default action ends the process
 		}

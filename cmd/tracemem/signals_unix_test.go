@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -55,5 +56,57 @@ func TestInterruptDies(t *testing.T) {
 				t.Errorf("the output being made: stat = %v after %v, want it removed", err, sig)
 			}
 		})
+	}
+}
+
+// TestIgnoredInterruptStaysIgnored: a signal the command was started with
+// ignored (SIGHUP under nohup) stays ignored, file and process untouched,
+// where signal.Notify alone would take it up again; the others still work.
+func TestIgnoredInterruptStaysIgnored(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.csv")
+	if err := os.WriteFile(out, []byte("half a row,"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "summary", "-")
+	cmd.Env = append(os.Environ(), "TRACEMEM_TEST_AS_COMMAND=1", "TRACEMEM_TEST_MAKING="+out)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	// The child inherits an ignored signal, as nohup makes it.
+	signal.Ignore(syscall.SIGHUP)
+	err = cmd.Start()
+	signal.Reset(syscall.SIGHUP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("the command ended with %v on a SIGHUP it was started with ignored; want it to go on", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("the output being made: stat = %v after an ignored SIGHUP, want it kept", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("the command ended with %v, want a death by SIGINT", err)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("the command ended with %v, want a death by SIGINT", ee)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the output being made: stat = %v after SIGINT, want it removed", err)
 	}
 }
