@@ -144,23 +144,23 @@ func writeOutput(e *env, path string, write func(io.Writer) error) error {
 	if err != nil {
 		return &fileError{file: "-o " + path, err: unwrapPath(err)}
 	}
-	defer func() { // written whole, or removed below: no longer the interrupt's to remove
-		making.Lock()
-		making.path = ""
-		making.Unlock()
-	}()
 	bw := bufio.NewWriterSize(f, 1<<16)
 	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
+	// Written whole, or removed: no longer the interrupt's to remove, in
+	// one step (see making).
+	making.Lock()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil && made != "" {
+		os.Remove(made)
+	}
+	making.path, making.f = "", nil
+	making.Unlock()
 	if err != nil {
-		if made != "" {
-			os.Remove(made)
-		}
 		return &fileError{file: "-o " + path, err: unwrapPath(err)}
 	}
 	return nil
@@ -203,7 +203,13 @@ func checkOutput(e *env, cmd, out, trace string) error {
 		if !errors.Is(err, fs.ErrNotExist) { // not a directory, no permission: as the open would say
 			return &fileError{file: "-o " + out, err: unwrapPath(err)}
 		}
-		if _, derr := os.Stat(filepath.Dir(out)); derr != nil {
+		// The directory as written, not cleaned: L/.. is not . when L is
+		// a symlink (the system follows L, then goes up from its target).
+		dir := "."
+		if i := strings.LastIndexAny(out, string(filepath.Separator)+"/"); i >= 0 {
+			dir = out[:i+1]
+		}
+		if _, derr := os.Stat(dir); derr != nil {
 			return &fileError{file: "-o " + out, err: unwrapPath(derr)}
 		}
 		return nil
@@ -236,7 +242,7 @@ func openOutput(path string) (f *os.File, made string, err error) {
 		making.Lock()
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
-			making.path = path
+			making.path, making.f = path, f
 		}
 		making.Unlock()
 		if err == nil {

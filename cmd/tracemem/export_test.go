@@ -1259,6 +1259,29 @@ func TestOutputCheckedFirst(t *testing.T) {
 	}
 }
 
+// TestOutputThroughLinkAndDotDot: the early check of -o takes the
+// directory as written, as the system does: through a symlink L to a/b,
+// L/../sub is a/sub, not ./sub (from a review: filepath.Dir cleaned it to
+// sub, which is not there, and refused a path the open takes).
+func TestOutputThroughLinkAndDotDot(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a/b", "a/sub"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join("a", "b"), filepath.Join(dir, "L")); err != nil {
+		t.Skipf("no symlink: %v", err)
+	}
+	out := filepath.Join(dir, "L") + "/../sub/new.csv" // not joined: Join would clean it
+	if r := runCmd(t, nil, "export", "--format", "csv", "-o", out, sample(t)); r.code != 0 {
+		t.Fatalf("export -o %s: exit %d, stderr %q; want it written", out, r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "sub", "new.csv")); err != nil {
+		t.Errorf("a/sub/new.csv: %v; want the output there", err)
+	}
+}
+
 // TestExportOverwritesLongerFile: an existing output longer than the export
 // is truncated: the file holds the export and nothing of its old tail.
 func TestExportOverwritesLongerFile(t *testing.T) {

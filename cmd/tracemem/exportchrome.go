@@ -59,8 +59,8 @@ func exportedFrom(head []byte) (source string, ok bool) {
 //     viewer draws each under its parent or under nothing (see spanLanes), so
 //     a trace whose spans all nest, none of no length, is one thread;
 //   - a span that never closed ends where the exported data ends (the last
-//     timeline point, which is the last memory event's whatever --max-points
-//     says, or the latest span start or end, if later).
+//     timeline point, which is the last memory event's unless --max-points
+//     is 1, or the latest span start or end, if later).
 //
 // Timestamps are microseconds since the trace start with three decimals, so
 // nanoseconds are kept exactly.

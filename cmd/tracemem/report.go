@@ -99,7 +99,7 @@ func writeReport(w io.Writer, t *trace) error {
 		fmt.Fprintf(&b, "<p>%s.</p>\n", esc("T"+strings.TrimPrefix(noMemoryEvents(t.run), "t")))
 	}
 	// The trace ends with its last point or span, whichever is later (each
-	// device keeps its last point, whatever --max-points says).
+	// device keeps its last point unless --max-points is 1).
 	tEnd := uint64(0)
 	for i := range p.Timeline {
 		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
@@ -275,8 +275,9 @@ func writeDeviceChart(b *strings.Builder, d tracemem.DeviceMemoryStats, pts []*t
 	for _, tk := range tAxis.ticks {
 		xx := x(tk.ns)
 		// A label centred on the last tick, at the plot's right edge, would
-		// run past the SVG's edge from 7 characters on (an hour's 3600000):
-		// it then ends at its tick.
+		// run past the SVG's edge (an hour's 4000000 did): from 6
+		// characters on, at tickCharW each against the 20 units right of
+		// the plot, it ends at its tick.
 		anchor := "middle"
 		if float64(len(tk.label))*tickCharW/2 > chartW-xx {
 			anchor = "end"

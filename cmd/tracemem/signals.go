@@ -6,37 +6,46 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // making is the output file the command created and is writing: an
 // interrupt removes it, as a failed write does, so that no half-written
 // file (a CSV cut mid-row, a JSON cut mid-string) is left for a later step
-// to take for the whole. Its lock is held around the creation of the file,
-// never while anything can block, so that a signal cannot come between the
-// file's creation and its record here.
+// to take for the whole. Its lock is held around the creation of the file
+// and around the end of the write (close, and removal after a failure),
+// never while anything can block, so that an interrupt finds the file being
+// written or nothing; the interrupt's handler takes the lock and keeps it
+// until the process dies, so that nothing is created, and no success
+// reported, after it removed the file.
 var making struct {
 	sync.Mutex
 	path string
+	f    *os.File // closed before the removal: Windows cannot remove an open file
 }
 
-// removeMade removes the output file being made, if any.
+// removeMadeLocked removes the output file being made, if any; making's
+// lock is held.
+func removeMadeLocked() {
+	if making.f != nil {
+		making.f.Close()
+	}
+	if making.path != "" {
+		os.Remove(making.path)
+	}
+	making.path, making.f = "", nil
+}
+
+// removeMade removes the output file being made, if any, as an interrupt
+// does (for tests: the handler keeps the lock).
 func removeMade() {
 	making.Lock()
 	defer making.Unlock()
-	if making.path != "" {
-		os.Remove(making.path)
-		making.path = ""
-	}
+	removeMadeLocked()
 }
 
-// interrupts are the signals that end the command as they would without a
-// handler, once the output being made is removed.
-var interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
 // handleInterrupts removes the output being made when one of interrupts
-// comes, then dies of it (the shell and make see a death by the signal,
+// (signals_*.go) comes, then dies of it (the shell and make see a death by the signal,
 // not an exit status). main calls it; tests of run do not.
 func handleInterrupts() {
 	// A signal the command was started with ignored (SIGHUP under nohup,
@@ -55,17 +64,21 @@ func handleInterrupts() {
 	signal.Notify(c, sigs...)
 	go func() {
 		sig := <-c
-		removeMade()
+		making.Lock() // kept: see making
+		removeMadeLocked()
 		signal.Reset(sigs...)
 		if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
 			time.Sleep(time.Second) // the signal's default action ends the process
 		}
 		// Where a process cannot signal itself (Windows), the shells'
 		// status for a death by signal.
-		n := 2
-		if s, ok := sig.(syscall.Signal); ok {
-			n = int(s)
-		}
-		os.Exit(128 + n)
+		os.Exit(128 + signalNumber(sig))
 	}()
+	if interruptsHandled != nil {
+		interruptsHandled()
+	}
 }
+
+// interruptsHandled, when set (by tests), is called once the handler is in
+// place.
+var interruptsHandled func()

@@ -5,7 +5,9 @@
 package main
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,6 +16,32 @@ import (
 	"testing"
 	"time"
 )
+
+// startedReady starts cmd, the test binary as the command, and returns a
+// channel closed once the command's interrupt handler is in place (the
+// line asCommand has it write on stderr).
+func startedReady(t *testing.T, cmd *exec.Cmd) <-chan struct{} {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if sc.Text() == interruptsReady {
+				close(ready)
+				break
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	return ready
+}
 
 // TestInterruptDies runs the test binary as the command (see asCommand),
 // reading a trace from a pipe that never ends, as if it were making an
@@ -34,13 +62,8 @@ func TestInterruptDies(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer stdin.Close()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// The handler is in place once the command reads its input;
-			// before that, the signal would kill it without removing the
-			// file, which the test would report.
-			time.Sleep(300 * time.Millisecond)
+			ready := startedReady(t, cmd)
+			<-ready
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -76,12 +99,9 @@ func TestIgnoredInterruptStaysIgnored(t *testing.T) {
 	defer stdin.Close()
 	// The child inherits an ignored signal, as nohup makes it.
 	signal.Ignore(syscall.SIGHUP)
-	err = cmd.Start()
+	ready := startedReady(t, cmd)
 	signal.Reset(syscall.SIGHUP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
+	<-ready
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
