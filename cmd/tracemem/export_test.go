@@ -768,11 +768,7 @@ func TestPprofHandMade(t *testing.T) {
 	}
 	var got []string
 	for _, s := range prof.Sample {
-		var names []string
-		for _, l := range s.Location {
-			names = append(names, l.Line[0].Function.Name)
-		}
-		got = append(got, fmt.Sprintf("%v %v", names, s.Value))
+		got = append(got, fmt.Sprintf("%v %v", frameNames(s), s.Value))
 	}
 	want := []string{
 		"[[no span]] [1 1000]",
@@ -817,11 +813,7 @@ func TestPprofHandMade(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, l := range prof.Sample[0].Location {
-			names = append(names, l.Line[0].Function.Name)
-		}
-		if got := fmt.Sprint(names); got != c.want {
+		if got := fmt.Sprint(frameNames(prof.Sample[0])); got != c.want {
 			t.Errorf("%s: stack (leaf first) %s, want %s", c.reason, got, c.want)
 		}
 	}
@@ -852,11 +844,7 @@ func TestPprofPyTorchRegion(t *testing.T) {
 	}
 	var got []string
 	for _, s := range prof.Sample {
-		var names []string
-		for _, l := range s.Location {
-			names = append(names, l.Line[0].Function.Name)
-		}
-		got = append(got, fmt.Sprintf("%d %s", s.Value[1], strings.Join(names, " / ")))
+		got = append(got, fmt.Sprintf("%d %s", s.Value[1], strings.Join(frameNames(s), " / ")))
 	}
 	slices.Sort(got)
 	want := []string{
@@ -867,6 +855,15 @@ func TestPprofPyTorchRegion(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("samples (bytes, stack leaf first):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// frameNames returns the function names of a sample's frames, leaf first.
+func frameNames(s *profile.Sample) []string {
+	var names []string
+	for _, l := range s.Location {
+		names = append(names, l.Line[0].Function.Name)
+	}
+	return names
 }
 
 // writeAndParse writes prof as the export does and reads it back.
@@ -971,10 +968,7 @@ func TestPprofDeepStacks(t *testing.T) {
 		t.Fatalf("%d samples, want %d", len(prof.Sample), len(want))
 	}
 	for i, s := range prof.Sample {
-		var got []string
-		for _, l := range s.Location {
-			got = append(got, l.Line[0].Function.Name)
-		}
+		got := frameNames(s)
 		if !slices.Equal(got, want[i]) {
 			t.Errorf("sample %d (%s): %d frames %q...%q, want %d frames %q...%q", i, p.PeakBreakdown[i].TensorID,
 				len(got), got[:min(3, len(got))], got[max(0, len(got)-3):], len(want[i]), want[i][:min(3, len(want[i]))], want[i][max(0, len(want[i])-3):])
@@ -1770,10 +1764,7 @@ func TestPprofStacksAsCopied(t *testing.T) {
 		}
 		for i := range p.PeakBreakdown {
 			a := &p.PeakBreakdown[i]
-			var got []string
-			for _, l := range prof.Sample[i].Location {
-				got = append(got, l.Line[0].Function.Name)
-			}
+			got := frameNames(prof.Sample[i])
 			if want := stackCopied(tree, a); !slices.Equal(got, want) {
 				t.Fatalf("forest %d, sample %d (span %q, op %q): %d frames %q, want %d %q", n, i, a.SpanID, opName(a.OpName), len(got), got, len(want), want)
 			}
