@@ -148,27 +148,40 @@ func TestAheadHelper(t *testing.T) {
 				t.Skip("this kernel cannot map pages in ahead (MADV_POPULATE_WRITE)")
 			}
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.procs))
-			b := fresh(t, MinBytes)
 			pages := int64(MinBytes / syscall.Getpagesize())
-			n0 := runtime.NumGoroutine()
-			stop := Ahead(b)
-			defer stop()
-			if c.mapped {
-				deadline := time.Now().Add(20 * time.Second)
-				for runtime.NumGoroutine() > n0 {
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: the helper still runs after 20 s", c.why)
+			// Pages mapped in can still fault when written if the system
+			// takes them back meanwhile (under a storm of compiles, as
+			// `go test ./...` makes, 1 run in 300 saw every page fault),
+			// so a mapped buffer gets three tries; a helper that never
+			// maps pages in fails all three.
+			var faults []int64
+			for range 3 {
+				b := fresh(t, MinBytes)
+				n0 := runtime.NumGoroutine()
+				stop := Ahead(b)
+				if c.mapped {
+					deadline := time.Now().Add(20 * time.Second)
+					for runtime.NumGoroutine() > n0 {
+						if time.Now().After(deadline) {
+							stop()
+							t.Fatalf("%s: the helper still runs after 20 s", c.why)
+						}
+						time.Sleep(time.Millisecond)
 					}
-					time.Sleep(time.Millisecond)
+				} else {
+					time.Sleep(100 * time.Millisecond) // time a helper would use
 				}
-			} else {
-				time.Sleep(100 * time.Millisecond) // time a helper would use
+				got := writeFaults(t, b)
+				stop()
+				faults = append(faults, got)
+				if !c.mapped || got <= pages/10 {
+					break
+				}
 			}
-			got := writeFaults(t, b)
-			if c.mapped && got > pages/10 {
-				t.Errorf("%s: %d faults writing %d pages, want under %d", c.why, got, pages, pages/10)
+			if got := faults[len(faults)-1]; c.mapped && got > pages/10 {
+				t.Errorf("%s: %v faults writing %d pages in %d tries, want under %d", c.why, faults, pages, len(faults), pages/10)
 			}
-			if !c.mapped && got < pages/2 {
+			if got := faults[0]; !c.mapped && got < pages/2 {
 				t.Errorf("%s: %d faults writing %d pages, want at least %d", c.why, got, pages, pages/2)
 			}
 		})
