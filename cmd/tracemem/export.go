@@ -121,13 +121,12 @@ func exportLoad(format exportFormat, points int) loadOptions {
 }
 
 // writeOutput writes a file with write ("-", or the file standard output
-// writes to, is stdout). A path that names
-// nothing is created, and removed again when the output could not be written
-// completely or the command was interrupted (see making); so is the
-// missing target of a symlink, which the command creates as the system
-// would. Anything else (a file, a symlink, a device, a
-// FIFO) is opened for writing as it stands and never removed: the command
-// deletes only what it made. The file is opened write-only, so that a FIFO
+// writes to, is stdout). A path that names nothing is created, and removed
+// again when the output could not be written completely or the command was
+// interrupted (see making); so is the missing target of a symlink, which
+// the command creates as the system would. Anything else (a file, a
+// symlink, a device, a FIFO) is opened for writing as it stands and never
+// removed: the command deletes only what it made. The file is opened write-only, so that a FIFO
 // whose reader has gone fails the write instead of waiting for a reader
 // forever.
 func writeOutput(e *env, path string, write func(io.Writer) error) error {

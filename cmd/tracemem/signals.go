@@ -45,8 +45,8 @@ func removeMade() {
 }
 
 // handleInterrupts removes the output being made when one of interrupts
-// (signals_*.go) comes, then dies of it (the shell and make see a death by the signal,
-// not an exit status). main calls it; tests of run do not.
+// (signals_*.go) comes, then dies of it (the shell and make see a death by
+// the signal, not an exit status). main calls it; tests of run do not.
 func handleInterrupts() {
 	// A signal the command was started with ignored (SIGHUP under nohup,
 	// SIGINT in a script's background job) stays ignored: Notify would
