@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -202,13 +203,7 @@ func checkOutput(e *env, cmd, out, trace string) error {
 		if !errors.Is(err, fs.ErrNotExist) { // not a directory, no permission: as the open would say
 			return &fileError{file: "-o " + out, err: unwrapPath(err)}
 		}
-		// The directory as written, not cleaned: L/.. is not . when L is
-		// a symlink (the system follows L, then goes up from its target).
-		dir := "."
-		if i := strings.LastIndexAny(out, string(filepath.Separator)+"/"); i >= 0 {
-			dir = out[:i+1]
-		}
-		if _, derr := os.Stat(dir); derr != nil {
+		if _, derr := os.Stat(cmp.Or(dirPrefix(out), ".")); derr != nil {
 			return &fileError{file: "-o " + out, err: unwrapPath(derr)}
 		}
 		return nil
@@ -259,16 +254,19 @@ func openOutput(path string) (f *os.File, made string, err error) {
 			return nil, "", err // gone in between: say so
 		}
 		if !filepath.IsAbs(target) {
-			// Relative to the link's directory as the system finds it:
-			// its text kept, not cleaned (dir/.. is not . when dir is
-			// a link).
-			if i := strings.LastIndexAny(path, string(filepath.Separator)+"/"); i >= 0 {
-				target = path[:i+1] + target
-			}
+			target = dirPrefix(path) + target // relative to the link's directory
 		}
 		path = target
 	}
 	return nil, "", errors.New("too many levels of symbolic links")
+}
+
+// dirPrefix returns path's directory as written, up to and with its last
+// separator ("" for a bare name): not cleaned, as the system reads it
+// (L/.. is not . when L is a symlink: the system follows L, then goes up
+// from its target).
+func dirPrefix(path string) string {
+	return path[:strings.LastIndexAny(path, string(filepath.Separator)+"/")+1]
 }
 
 // unwrapPath drops the operation and path of a *fs.PathError (the caller
