@@ -959,6 +959,13 @@ func TestPprofDeepStacks(t *testing.T) {
 	}
 	p.PeakBreakdown = append(p.PeakBreakdown, tracemem.LiveAllocation{TensorID: "e", SpanID: "", Bytes: 1, Device: "d"})
 	want = append(want, []string{"empty id"})
+	// An op named like the elision frame: its frame is its own, not the
+	// one that stands for the frames cut (from a mutation test: the frame
+	// that cuts a stack full of spans and an op went unmarked, and merged
+	// with such an op's).
+	ellipsis := elidedFrame
+	p.PeakBreakdown = append(p.PeakBreakdown, tracemem.LiveAllocation{TensorID: "op…", SpanID: "s0", OpName: &ellipsis, Bytes: 1, Device: "d"})
+	want = append(want, []string{elidedFrame, "n0"})
 	p.Summary.PeakBytes = uint64(len(p.PeakBreakdown))
 	prof, err := buildPprof(&trace{name: "deep", profile: p, tree: tree})
 	if err != nil {
@@ -972,6 +979,12 @@ func TestPprofDeepStacks(t *testing.T) {
 		if !slices.Equal(got, want[i]) {
 			t.Errorf("sample %d (%s): %d frames %q...%q, want %d frames %q...%q", i, p.PeakBreakdown[i].TensorID,
 				len(got), got[:min(3, len(got))], got[max(0, len(got)-3):], len(want[i]), want[i][:min(3, len(want[i]))], want[i][max(0, len(want[i])-3):])
+		}
+	}
+	opLeaf := prof.Sample[len(prof.Sample)-1].Location[0]
+	for i, s := range prof.Sample {
+		if last := s.Location[len(s.Location)-1]; len(s.Location) == maxStackFrames && last == opLeaf {
+			t.Errorf("sample %d (%s): the frame that stands for the frames cut is the op %q's", i, p.PeakBreakdown[i].TensorID, elidedFrame)
 		}
 	}
 }
