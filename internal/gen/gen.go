@@ -10,10 +10,11 @@
 //   - a "load_model" function span in which every parameter gets a tensor
 //     record and an alloc (category parameter), never freed;
 //   - training steps, each a "train_step" function span (no step) holding
-//     a "forward" module span (step forward; descendants inherit it, a few
-//     layer spans repeat it), a "backward" function span (step backward) and
-//     an "optimizer" function span (step optimizer). The forward pass goes
-//     through module spans (embed_tokens, layers.N, layers.N.attn,
+//     a "forward" module span (step forward; descendants inherit it, and a
+//     tenth of the embed_tokens, layers.N and lm_head spans under it repeat
+//     it), a "backward" function span (step backward, repeated likewise)
+//     and an "optimizer" function span (step optimizer). The forward pass
+//     goes through module spans (embed_tokens, layers.N, layers.N.attn,
 //     layers.N.mlp, lm_head) down to op spans; each op span holds one op
 //     record followed by the alloc of its output (category activation, with
 //     op_name), sometimes a cuBLAS workspace allocated and freed inside the
@@ -21,9 +22,10 @@
 //     earlier ops. Retained activations are freed by the backward op that
 //     consumes them; backward allocates short-lived input gradients and one
 //     gradient per parameter (category gradient); the optimizer allocates its
-//     state (exp_avg, exp_avg_sq; category optimizer) on the first step only,
-//     a temporary per parameter on every step, and frees the gradients in a
-//     zero_grad op span. Layers are spread over the devices in contiguous
+//     state (two tensors per parameter, as Adam's moments; ids o<N>, op
+//     adam_step, category optimizer) on the first step only, a temporary
+//     per parameter on every step, and frees the gradients in a zero_grad
+//     op span. Layers are spread over the devices in contiguous
 //     blocks (pipeline style) with a to_device op at each device boundary;
 //   - device_memory samples: one per device before the first event, then one
 //     every SampleEvery memory events for the device of that event. A sample of
@@ -31,7 +33,9 @@
 //     all devices' samples is odd (about half of them; they alternate only
 //     with one device), the others only used_bytes + free_bytes (= the
 //     capacity while the device is under capacity); odd-numbered devices
-//     never carry capacity_bytes.
+//     never carry capacity_bytes. Every sample carries used_bytes and
+//     free_bytes, and every third among all devices' samples also
+//     reserved_bytes (used_bytes + 64 MiB).
 //
 // Timestamps (ns since trace start) never decrease in record order, across
 // all record kinds; many consecutive records share a timestamp, so frees and
@@ -50,7 +54,8 @@
 // 4 GB); about 330 bytes with Spans at a quarter of MemoryEvents. Write
 // streams the trace through a fixed 64 KiB buffer: memory use does not grow
 // with the trace (the per-step list of forward ops is bounded by the model
-// size), a fixed ~30 allocations per call whatever the size, and about
+// size), a fixed ~30 allocations per call whatever the size (a few more
+// per device: about 90 with 64 devices), and about
 // 2.3 GB/s (10M memory events in about 2 s) into io.Discard on a 2-core
 // machine (BenchmarkWrite, 2026-12-04).
 package gen
@@ -89,12 +94,15 @@ type Config struct {
 	// possibly in the middle of a step: later frees are then simply not
 	// written, so whatever was live stays live; the open spans are closed
 	// (unless UnclosedSpans). The model depth is chosen from it so that
-	// even small traces hold several complete steps: about 8 steps while
-	// the depth, MemoryEvents/600 layers, is between one layer per device
-	// and its maximum of 32 layers (or one per device with more than 32
-	// devices). Below one layer per device (Devices > MemoryEvents/600)
-	// fewer steps fit, down to one unfinished step: 64 devices need about
-	// 20,000 memory events for four steps.
+	// even small traces hold several complete steps: 5 to 7 started, the
+	// last one cut short, while the depth, MemoryEvents/600 layers, is
+	// between one layer per device and its maximum of 32 layers (or one per
+	// device with more than 32 devices); a layer takes about 90 memory
+	// events a step, the first step more (the optimizer's state). At the
+	// maximum depth the steps grow with MemoryEvents (14 at 38,400). Below
+	// one layer per device (Devices > MemoryEvents/600) fewer steps fit,
+	// down to one unfinished step: 64 devices need about 20,000 memory
+	// events for four steps.
 	MemoryEvents int
 
 	// Devices is the number of devices, named cuda:0, cuda:1, ...; 0 means
@@ -168,12 +176,12 @@ var ErrConfig = errors.New("gen: invalid config")
 
 // Write writes the trace cfg describes to w as JSONL, and says what it
 // wrote. The only errors are an invalid cfg (wrapping ErrConfig, nothing
-// written) and the first error of w: then Bytes counts what w took, and the
-// other counts what was generated, which includes the records of the
-// failing write and the span_end records of the spans still open, which are
-// closed after it but never written (so SpanEnds may equal SpanStarts for
-// output that was cut short). Write buffers its output itself; w needs no
-// bufio.Writer.
+// written) and the first error of w (io.ErrShortWrite for a short write
+// without one): then Bytes counts what w took, and the other counts what
+// was generated, which includes the records of the failing write and the
+// span_end records of the spans still open, which are closed after it but
+// never written (so SpanEnds may equal SpanStarts for output that was cut
+// short). Write buffers its output itself; w needs no bufio.Writer.
 func Write(w io.Writer, cfg Config) (Stats, error) {
 	if cfg.MemoryEvents < 0 || cfg.Devices < 0 || cfg.Spans < 0 {
 		return Stats{}, fmt.Errorf("%w: negative MemoryEvents, Devices or Spans", ErrConfig)
@@ -401,8 +409,9 @@ func (g *gen) model() {
 	if g.intn(3) == 0 {
 		g.act = dtF16
 	}
-	// About 8 steps of ~75 memory events per layer while between one layer
-	// per device and 32 layers; fewer with more devices than that allows.
+	// 600 memory events per layer: 5 to 7 steps of about 90 per layer
+	// while between one layer per device and 32 layers; fewer with more
+	// devices than that allows (see Config.MemoryEvents).
 	layers := g.cfg.MemoryEvents / (8 * 75)
 	layers = max(layers, 1, g.devices)
 	layers = min(layers, max(32, g.devices))

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,6 +304,9 @@ func replay(t *testing.T, data []byte) *facts {
 			}
 			if *r.UsedBytes <= gen.CapacityBytes && *r.UsedBytes+*r.FreeBytes != gen.CapacityBytes {
 				fail(line, "used %d + free %d != capacity", *r.UsedBytes, *r.FreeBytes)
+			}
+			if r.ReservedBytes != nil && *r.ReservedBytes != *r.UsedBytes+64<<20 {
+				fail(line, "reserved %d, want used %d + 64 MiB", *r.ReservedBytes, *r.UsedBytes)
 			}
 		case "memory":
 			if r.TimestampNs == nil || r.Bytes == nil || r.TensorID == "" || r.Device == "" {
@@ -732,11 +736,14 @@ func TestSpansTarget(t *testing.T) {
 func TestSampleCapacity(t *testing.T) {
 	data, _ := generate(t, gen.Config{Seed: 52, MemoryEvents: 5000, Devices: 3, SampleEvery: 50})
 	with, without := map[string]int{}, map[string]int{}
+	var reserved []int // the sample numbers, among all devices', with reserved_bytes
+	n := 0
 	for line := range bytes.Lines(data) {
 		var r struct {
 			Kind     string  `json:"kind"`
 			Device   string  `json:"device"`
 			Capacity *uint64 `json:"capacity_bytes"`
+			Reserved *uint64 `json:"reserved_bytes"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
@@ -744,6 +751,10 @@ func TestSampleCapacity(t *testing.T) {
 		if r.Kind != "device_memory" {
 			continue
 		}
+		if r.Reserved != nil {
+			reserved = append(reserved, n)
+		}
+		n++
 		if r.Capacity != nil {
 			with[r.Device]++
 		} else {
@@ -757,6 +768,15 @@ func TestSampleCapacity(t *testing.T) {
 	}
 	if with["cuda:1"] != 0 || without["cuda:1"] == 0 {
 		t.Errorf("cuda:1: %d samples with capacity_bytes, %d without; want none with", with["cuda:1"], without["cuda:1"])
+	}
+	// Every third sample among all devices' carries reserved_bytes (the
+	// package doc; its value is checked with the rest of the trace).
+	var want []int
+	for i := 2; i < n; i += 3 {
+		want = append(want, i)
+	}
+	if !slices.Equal(reserved, want) {
+		t.Errorf("samples %v of %d carry reserved_bytes, want every third: %v", reserved, n, want)
 	}
 }
 
@@ -1034,6 +1054,23 @@ func TestWriterError(t *testing.T) {
 	if !errors.Is(err, errBoom) || st.Bytes != 100000 || st.Memory >= 1000000 {
 		t.Errorf("err %v, %d bytes, %d memory records; want boom after 100000 bytes, generation stopped", err, st.Bytes, st.Memory)
 	}
+	// A writer that takes less than it is given and says nothing: Write
+	// says io.ErrShortWrite, as its doc does.
+	short := &shortWriter{left: 100000}
+	st, err = gen.Write(short, gen.Config{MemoryEvents: 1000000})
+	if err != io.ErrShortWrite || st.Bytes != 100000 || st.Memory >= 1000000 {
+		t.Errorf("short writer: err %v, %d bytes, %d memory records; want io.ErrShortWrite after 100000 bytes, generation stopped", err, st.Bytes, st.Memory)
+	}
+}
+
+// shortWriter takes left bytes, then less than it is given, without an
+// error.
+type shortWriter struct{ left int }
+
+func (w *shortWriter) Write(p []byte) (int, error) {
+	n := min(len(p), w.left)
+	w.left -= n
+	return n, nil
 }
 
 // TestNoPerEventAllocation: Write allocates the same whatever the trace
