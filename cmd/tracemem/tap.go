@@ -136,11 +136,13 @@ func (t *lineTap) consume() {
 // collector keeps the run, spans and (when asked) op names of the records
 // it is shown. It decodes only the records of those kinds, found by their
 // "kind" member without parsing the other records, reading their members
-// as JSON tokens with one reused decoder; a record it cannot decode is
-// skipped (the analysis reports it). A span id used twice is its error: the
-// analysis without node metrics forgets a span when it ends, so it takes a
-// later span of the same id for a new span, where the tree would show the
-// first span's path for the second's memory.
+// as JSON tokens with one reused decoder. Like the reader, it reads only the
+// members of the record's kind; a record whose own members it cannot
+// decode is skipped, as the reader refuses it (the analysis reports it). A
+// span id used twice is its error: the analysis without node metrics
+// forgets a span when it ends, so it takes a later span of the same id for
+// a new span, where the tree would show the first span's path for the
+// second's memory.
 type collector struct {
 	tree    *spanTree
 	run     *runInfo
@@ -283,18 +285,33 @@ func unquote(q []byte) []byte {
 	return v
 }
 
+// The kinds of record the collector keeps.
+const (
+	tapMeta = iota
+	tapSpanStart
+	tapSpanEnd
+	tapOp
+)
+
 // line takes the record on line n (1-based) of the input.
 func (c *collector) line(n int, line []byte) {
-	switch k := recordKind(line); string(k) {
-	case "span_start", "span_end", "meta":
+	var kind int
+	switch string(recordKind(line)) {
+	case "meta":
+		kind = tapMeta
+	case "span_start":
+		kind = tapSpanStart
+	case "span_end":
+		kind = tapSpanEnd
 	case "op":
 		if !c.wantOps {
 			return
 		}
+		kind = tapOp
 	default:
 		return
 	}
-	r, ok := c.decode(line)
+	r, ok := c.decode(kind, line)
 	if !ok {
 		return
 	}
@@ -321,9 +338,12 @@ func (c *collector) line(n int, line []byte) {
 	}
 }
 
-// decode reads the members of one record the collector keeps; false when the
-// line is not a JSON object or a member has the wrong type.
-func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
+// decode reads the members of one record the collector keeps, of kind
+// (tapMeta...); false when the line is not a JSON object or a member has
+// the wrong type. As the reader does, it reads only the members of the
+// record's kind and skips the others whatever they hold: a span_start's
+// "device" or "phase" is not the meta record's.
+func (c *collector) decode(kind int, line []byte) (r tapRecord, ok bool) {
 	c.rd.Reset(line)
 	c.dec.Reset(&c.rd)
 	c.scratch = c.scratch[:0]
@@ -343,36 +363,50 @@ func (c *collector) decode(line []byte) (r tapRecord, ok bool) {
 		var num *uint64
 		// Only the first meta record's tags are kept, and it comes first;
 		// name is valid only until val is read.
-		tags := c.run == nil && string(name) == `"tags"`
-		switch string(name) {
-		case `"kind"`:
+		tags := kind == tapMeta && c.run == nil && string(name) == `"tags"`
+		switch m := string(name); {
+		case m == `"kind"`:
 			str = &r.kind
-		case `"id"`:
-			raw = &r.id
-		case `"parent_id"`:
-			raw = &r.parentID
-		case `"span_id"`:
-			raw = &r.spanID
-		case `"name"`:
-			str = &r.name
-		case `"span_kind"`:
-			str = &r.spanKind
-		case `"step"`:
-			str = &r.step
-		case `"op_name"`:
-			str = &r.opName
-		case `"run_id"`:
-			str = &r.runID
-		case `"entrypoint"`:
-			str = &r.entrypoint
-		case `"phase"`:
-			str = &r.phase
-		case `"device"`:
-			str = &r.device
-		case `"start_ns"`:
-			num = &r.startNs
-		case `"duration_ns"`:
-			num = &r.durationNs
+		case kind == tapMeta:
+			switch m {
+			case `"run_id"`:
+				str = &r.runID
+			case `"entrypoint"`:
+				str = &r.entrypoint
+			case `"phase"`:
+				str = &r.phase
+			case `"device"`:
+				str = &r.device
+			}
+		case kind == tapSpanStart:
+			switch m {
+			case `"id"`:
+				raw = &r.id
+			case `"parent_id"`:
+				raw = &r.parentID
+			case `"name"`:
+				str = &r.name
+			case `"span_kind"`:
+				str = &r.spanKind
+			case `"step"`:
+				str = &r.step
+			case `"start_ns"`:
+				num = &r.startNs
+			}
+		case kind == tapSpanEnd:
+			switch m {
+			case `"id"`:
+				raw = &r.id
+			case `"duration_ns"`:
+				num = &r.durationNs
+			}
+		case kind == tapOp:
+			switch m {
+			case `"span_id"`:
+				raw = &r.spanID
+			case `"op_name"`:
+				str = &r.opName
+			}
 		}
 		val, err := c.dec.ReadValue()
 		if err != nil {
