@@ -116,7 +116,7 @@ func exportLoad(format exportFormat, points int) loadOptions {
 	case formatPprof:
 		lo.opts.MaxTimelinePoints = fewTimelinePoints // the pprof profile has no timeline
 	case formatCSV:
-		lo.noSpans = true // the timeline names no spans
+		lo.noSpans = true // the timeline names no spans: as for profileLoad, a span id used again is not refused
 	}
 	return lo
 }
@@ -188,22 +188,30 @@ func isStdout(e *env, path string) bool {
 // standard input), which writing would destroy (the trace is read whole
 // before the output is opened, so the output would be right, but the trace
 // lost). It also reports, before the trace is read, what the open of the
-// output after it would: a directory, or a new file in a directory that is
-// not there (a typo in -o should not cost the minutes a big trace takes).
-// Whether the file can be written is left to the open: only it can tell.
+// output after it would: a directory, a symlink loop, or a new file (or a
+// symlink's target) in a directory that is not there (a typo in -o should
+// not cost the minutes a big trace takes). Whether the file can be written
+// is left to the open: only it can tell.
 func checkOutput(e *env, cmd, out, trace string) error {
 	if out == "-" {
 		return nil
 	}
 	oi, err := os.Stat(out)
 	if err != nil {
-		if _, lerr := os.Lstat(out); lerr == nil {
-			return nil // a symlink to nothing, whose target the open makes
-		}
-		if !errors.Is(err, fs.ErrNotExist) { // not a directory, no permission: as the open would say
+		if !errors.Is(err, fs.ErrNotExist) { // not a directory, a symlink loop, no permission: as the open would say
 			return &fileError{file: "-o " + out, err: unwrapPath(err)}
 		}
-		if _, derr := os.Stat(cmp.Or(dirPrefix(out), ".")); derr != nil {
+		// A new file, or the target of a symlink to nothing, which the
+		// open makes: its directory must be there.
+		path := out
+		for range 40 { // links followed, as openOutput does
+			target, lerr := linkTarget(path)
+			if lerr != nil {
+				break // not a link: the file to make
+			}
+			path = target
+		}
+		if _, derr := os.Stat(cmp.Or(dirPrefix(path), ".")); derr != nil {
 			return &fileError{file: "-o " + out, err: unwrapPath(derr)}
 		}
 		return nil
@@ -249,16 +257,26 @@ func openOutput(path string) (f *os.File, made string, err error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, "", err
 		}
-		target, lerr := os.Readlink(path)
+		target, lerr := linkTarget(path)
 		if lerr != nil {
 			return nil, "", err // gone in between: say so
-		}
-		if !filepath.IsAbs(target) {
-			target = dirPrefix(path) + target // relative to the link's directory
 		}
 		path = target
 	}
 	return nil, "", errors.New("too many levels of symbolic links")
+}
+
+// linkTarget returns the path the symlink path points to, as the system
+// follows it: a relative target is relative to the link's directory.
+func linkTarget(path string) (string, error) {
+	target, err := os.Readlink(path)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(target) {
+		target = dirPrefix(path) + target
+	}
+	return target, nil
 }
 
 // dirPrefix returns path's directory as written, up to and with its last

@@ -1245,9 +1245,14 @@ func TestOutputCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeFile(t, dir, "bad.jsonl", []byte(jsonlTrace(startRec("root", "root", "", 0), `{"kind": "memory", "oops": 1}`, endRec("root", 10))))
 	file := writeFile(t, dir, "file.txt", []byte("x"))
-	dangling := filepath.Join(dir, "dangling")
+	dangling, chain, loop := filepath.Join(dir, "dangling"), filepath.Join(dir, "chain"), filepath.Join(dir, "loop")
 	if err := os.Symlink(filepath.Join(dir, "gone", "x"), dangling); err != nil {
 		t.Skipf("no symlink: %v", err)
+	}
+	for _, l := range [][2]string{{"dangling", chain}, {"loop", loop}, {"gone/y", filepath.Join(dir, "relative")}} {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, c := range []struct {
 		name, out, want, reason string
@@ -1255,7 +1260,10 @@ func TestOutputCheckedFirst(t *testing.T) {
 		{"missing dir", filepath.Join(dir, "nodir", "x.html"), `^tracemem: -o .*/nodir/x\.html: no such file or directory\n$`, "a new file in a directory that is not there"},
 		{"a directory", dir, `^tracemem: -o .*: is a directory\n$`, "a directory"},
 		{"through a file", filepath.Join(file, "x.html"), `^tracemem: -o .*/file\.txt/x\.html: not a directory\n$`, "a path through a file"},
-		{"dangling symlink", dangling, `^tracemem: .*bad\.jsonl: line 3: `, "a symlink to a file in a missing directory: the open tells, after the trace"},
+		{"dangling symlink", dangling, `^tracemem: -o .*/dangling: no such file or directory\n$`, "a symlink to a file in a missing directory (from an audit: it was told only after the trace)"},
+		{"chain of symlinks", chain, `^tracemem: -o .*/chain: no such file or directory\n$`, "a symlink to that symlink"},
+		{"relative symlink", filepath.Join(dir, "relative"), `^tracemem: -o .*/relative: no such file or directory\n$`, "a relative target, in a missing directory beside the link"},
+		{"symlink loop", loop, `^tracemem: -o .*/loop: too many levels of symbolic links\n$`, "a symlink to itself"},
 	} {
 		for _, args := range [][]string{{"report", "-o", c.out, bad}, {"export", "--format", "csv", "-o", c.out, bad}} {
 			r := runCmd(t, nil, args...)

@@ -43,6 +43,9 @@ func cmdProfile(e *env, args []string) error {
 // profileLoad is what profile needs of a trace, keeping points timeline
 // points (0: all). The profile names no span paths: a JSONL trace streams
 // without a tap, its memory bounded by what is live and the points kept.
+// Without the tap, a span id used again after its span ended is not
+// refused, as the commands that name spans refuse it: the stream takes it
+// for a new span (the README's streaming rule).
 func profileLoad(points int) loadOptions {
 	return loadOptions{opts: tracemem.Options{MaxTimelinePoints: points}, noSpans: true}
 }
