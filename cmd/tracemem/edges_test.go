@@ -207,9 +207,9 @@ func TestSpanLanesSaturatedEnd(t *testing.T) {
 	}
 }
 
-// TestNiceAxisTolerance: a top a byte or so above a tick of a GiB
-// axis (below one part in 10^9 of the step) ends the axis at that tick:
-// the difference cannot be drawn, and an extra tick would squash the chart.
+// TestNiceAxisTolerance: a top a few bytes above a tick of a GiB axis
+// (less than a billionth of the top) ends the axis at that tick: the
+// difference cannot be drawn, and an extra tick would squash the chart.
 func TestNiceAxisTolerance(t *testing.T) {
 	tests := []struct {
 		name, reason string
@@ -218,7 +218,10 @@ func TestNiceAxisTolerance(t *testing.T) {
 		ticks        int
 	}{
 		{"3 GiB + 1 byte", "3 GiB + 1 byte over steps of 1 GiB is 3.0000000009 steps: within the tolerance, so 3 steps (0 to 3 GiB), not 4", 3*gib + 1, 3 * gib, 4},
-		{"3 GiB + 2 bytes", "2 bytes over is past the tolerance: a fourth step", 3*gib + 2, 4 * gib, 5},
+		{"3 GiB + 3 bytes", "3 bytes over is still within a billionth of the top (3.2 bytes)", 3*gib + 3, 3 * gib, 4},
+		{"3 GiB + 4 bytes", "4 bytes over is past the tolerance: a fourth step", 3*gib + 4, 4 * gib, 5},
+		{"1000 MiB + 1 byte", "within the tolerance of a step of 200 MiB, so 5 steps of it, not 6 (from an audit: 7 ticks)", 1000*mib + 1, 1000 * mib, 6},
+		{"10 GiB + 3 bytes", "likewise 5 steps of 2 GiB (it had 7 ticks)", 10*gib + 3, 10 * gib, 6},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -373,9 +373,11 @@ type byteAxis struct {
 	ticks    []axisTick
 }
 
-// niceAxis returns a bytes axis covering top (1 MiB when 0) with 3 to 6
+// niceAxis returns a bytes axis covering top (1 MiB when 0) with 4 to 6
 // ticks at 1, 2 or 5 times a power of ten of the unit (whole bytes in B, so
-// a top of 1 B has two: 0 and 1).
+// a top of 1 B has two, 0 and 1, and of 2 B three). A top less than a
+// billionth above a tick ends the axis at that tick: the difference (3 B
+// over 3 GiB) cannot be drawn, and a step more would squash the chart.
 func niceAxis(top uint64) byteAxis {
 	if top == 0 {
 		top = mib // an empty device: a 1 MiB axis
@@ -394,7 +396,9 @@ func niceAxis(top uint64) byteAxis {
 	if name == "B" {
 		step = max(step, 1) // no fraction of a byte (from a user trial: 0.00004 MiB)
 	}
-	n := math.Ceil(topU/step - 1e-9)
+	// The tolerance is niceStep's, relative to top: with a step at least
+	// topU/5 within it, n is at most 5.
+	n := math.Ceil(topU / step * (1 - 1e-9))
 	ax := byteAxis{maxBytes: n * step * unit, unit: name}
 	dec := decimals(step)
 	for k := 0.0; k <= n+1e-9 && k*step*unit < maxUint64Float; k++ { // none past 2⁶⁴ B (from a review)
@@ -432,7 +436,8 @@ func niceTimeAxis(end uint64) timeAxis {
 const maxUint64Float = 1 << 64
 
 // satUint64 returns v rounded, as a uint64, saturated at its largest value:
-// a float64 conversion out of range is undefined (2⁶³ on amd64).
+// a float64 conversion out of range is implementation-dependent (2⁶³ on
+// amd64).
 func satUint64(v float64) uint64 {
 	if v = math.Round(v); v >= maxUint64Float {
 		return math.MaxUint64
@@ -440,7 +445,8 @@ func satUint64(v float64) uint64 {
 	return uint64(v)
 }
 
-// niceStep returns the smallest of 1, 2 or 5 × 10^k that is ≥ raw.
+// niceStep returns the smallest of 1, 2 or 5 × 10^k that is ≥ raw, or
+// within a billionth below it (so float error in raw does not skip a step).
 func niceStep(raw float64) float64 {
 	if raw <= 0 {
 		return 1

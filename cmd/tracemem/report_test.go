@@ -425,6 +425,58 @@ func TestNiceAxes(t *testing.T) {
 	}
 }
 
+// TestNiceAxisBounds: over tops near ticks of every unit (a few bytes
+// either side of k × 1, 2 or 5 × 10^e units) and random ones, the axis has
+// 4 to 6 ticks (from 3 B up), in equal steps of 1, 2 or 5 × 10^e units from
+// 0 to its end, and ends at the top or less than a billionth below it.
+func TestNiceAxisBounds(t *testing.T) {
+	var tops []uint64
+	for _, unit := range []uint64{1, kib, mib, gib} {
+		for e := 1.0; e <= 1e4; e *= 10 {
+			for _, m := range []float64{1, 2, 5} {
+				for k := 1.0; k <= 6; k++ {
+					base := uint64(k * m * e * float64(unit))
+					for d := uint64(0); d <= 10; d++ {
+						tops = append(tops, base+d-min(base, 5))
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		tops = append(tops, rng.Uint64N(1<<uint(rng.IntN(50))))
+	}
+	for _, top := range tops {
+		if top < 3 {
+			continue
+		}
+		ax := niceAxis(top)
+		n := len(ax.ticks) - 1
+		step := ax.maxBytes / float64(n)
+		if n < 3 || n > 5 || ax.ticks[0].bytes != 0 || math.Abs(float64(ax.ticks[n].bytes)-ax.maxBytes) > 0.5 {
+			t.Fatalf("top %d: %d ticks %v to %g; want 4 to 6 from 0, the last at the end", top, n+1, ax.ticks, ax.maxBytes)
+		}
+		if ax.maxBytes < float64(top)*(1-1e-9) {
+			t.Fatalf("top %d: the axis ends at %g, more than a billionth below it", top, ax.maxBytes)
+		}
+		for k, tk := range ax.ticks {
+			if math.Abs(float64(tk.bytes)-float64(k)*step) > 0.5 {
+				t.Fatalf("top %d: ticks %v not in equal steps", top, ax.ticks)
+			}
+		}
+		mant := step / math.Pow(10, math.Floor(math.Log10(step/unitBytes(ax.unit))+1e-9)) / unitBytes(ax.unit)
+		if math.Abs(mant-1) > 1e-6 && math.Abs(mant-2) > 1e-6 && math.Abs(mant-5) > 1e-6 {
+			t.Fatalf("top %d: a step of %g %s (%g × 10^e), want 1, 2 or 5 × 10^e", top, step/unitBytes(ax.unit), ax.unit, mant)
+		}
+	}
+}
+
+// unitBytes returns the bytes of an axis unit's name.
+func unitBytes(name string) float64 {
+	return map[string]float64{"B": 1, "KiB": kib, "MiB": mib, "GiB": gib}[name]
+}
+
 // TestReportInBrowser renders the report of the sample in headless
 // Chromium and checks that the screenshot is not blank: it has many colours,
 // among them the parameter and activation fills of the charts.
