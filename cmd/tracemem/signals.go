@@ -1,4 +1,4 @@
-// signals.go holds what the command does when it is interrupted: it removes the output file it is writing, then dies of the signal.
+// signals.go holds what the command does when it is interrupted: it removes the output file it created and is writing, then dies of the signal.
 
 package main
 

@@ -80,7 +80,7 @@ func (t *lineTap) close() {
 
 // wait ends the stream (when the reader stopped before its end), waits
 // until the collector has seen every line, and returns the error of a
-// collector that failed.
+// collector that panicked (its own error, a duplicate span id, is its err).
 func (t *lineTap) wait() error {
 	t.close()
 	<-t.done

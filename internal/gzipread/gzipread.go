@@ -22,7 +22,7 @@ var magic = []byte{0x1f, 0x8b}
 // decompressed stream, other than io.EOF, start with "gzip: " once and wrap the
 // cause, so a stream cut short reads as a gzip error, not as a trace that
 // ends early. A decompression that starts with the magic bytes again is
-// ErrTwice. The caller calls close when done.
+// ErrTwice. The caller calls close when done; it is nil when err is not.
 func Open(br *bufio.Reader) (r io.Reader, close func(), gz bool, err error) {
 	if b, _ := br.Peek(len(magic)); !bytes.Equal(b, magic) {
 		return br, func() {}, false, nil

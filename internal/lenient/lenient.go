@@ -346,7 +346,10 @@ const (
 // (a token that follows another with no separator is invalid JSON however
 // it is repaired); inside a string, a backslash that starts no escape (its
 // text: the backslash and the letter after it, and after \u the hex digits
-// that follow) or a control character.
+// that follow) or a control character. Text cut off by the end of b is
+// taken as it stands: an escape cut short is a BadEscape, and an N at the
+// very end a NonFinite (it starts like NaN); where the input goes on, b
+// should hold it past the defect's text.
 func DefectAt(b []byte, i int, valueFirst bool) (start, end int, d Defect) {
 	if i < 0 || i > len(b) {
 		return 0, 0, None

@@ -331,6 +331,7 @@ func TestDefectAt(t *testing.T) {
 		{":-N/A}", 2, 1, 5, NotAvailable, "or at the N"},
 		{":N/A", 1, 1, 4, NotAvailable, "N/A that ends the buffer"},
 		{":N/", 1, 1, 3, NotAvailable, "cut by the end of the buffer"},
+		{"[N", 1, 1, 2, NonFinite, "an N that ends the buffer: it starts like NaN (the doc says so)"},
 		{":N/Ax", 1, 0, 0, None, "a longer word"},
 		{":xN/A", 2, 0, 0, None, "the end of a longer word"},
 		{`"N/A`, 1, 0, 0, None, "N/A in a string is text"},

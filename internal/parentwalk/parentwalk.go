@@ -9,7 +9,8 @@ package parentwalk
 // last node walked to its parent is cut. visit gets each walk's nodes, child
 // first (path is reused: copy what you keep), and whether the link from the
 // last of them is cut. A node reached only through parent links must not be
-// skipped.
+// skipped: skip is asked only where a walk starts, so such a node would be
+// visited anyway.
 func Walk(n int, parent func(int) int, skip func(int) bool, visit func(path []int, cut bool)) {
 	const (
 		unvisited = iota

@@ -36,13 +36,15 @@ const chunk = 256 << 10
 // later calls do not start a goroutine for nothing.
 var unsupported atomic.Bool
 
-// pending counts the calls of Ahead that had work (a helper or advice)
-// whose stop has not been called.
+// pending counts the calls of Ahead given a buffer of MinBytes or more
+// (whether or not a helper or advice then ran) whose stop has not been
+// called.
 var pending atomic.Int64
 
-// Pending returns the number of Ahead calls with work to stop whose stop
-// has not been called yet: for tests that a caller stops every helper it
-// starts, on error paths too.
+// Pending returns the number of Ahead calls given a buffer of MinBytes or
+// more whose stop has not been called yet: for tests that a caller stops
+// every helper it starts, on error paths too, also where none runs (one
+// core, another system).
 func Pending() int64 { return pending.Load() }
 
 // Bytes returns the memory of s[:cap(s)], as Ahead takes it.

@@ -28,8 +28,8 @@ func Parse(data []byte) (comment []byte, files []File) {
 			data = nil
 		}
 		s := strings.TrimRight(string(line), "\r\n")
-		if strings.HasPrefix(s, "-- ") && strings.HasSuffix(s, " --") && len(s) > 6 {
-			files = append(files, File{Name: strings.TrimSpace(s[3 : len(s)-3])})
+		if name := markerName(s); name != "" {
+			files = append(files, File{Name: name})
 			cur = &files[len(files)-1]
 			continue
 		}
@@ -42,8 +42,18 @@ func Parse(data []byte) (comment []byte, files []File) {
 	return comment, files
 }
 
-// Format renders an archive; the comment and each file's data end with a
-// newline.
+// markerName returns the name of a marker line "-- NAME --" (without its
+// newline), "" when line is none: a marker needs a name.
+func markerName(line string) string {
+	if len(line) < 6 || !strings.HasPrefix(line, "-- ") || !strings.HasSuffix(line, " --") {
+		return ""
+	}
+	return strings.TrimSpace(line[3 : len(line)-3])
+}
+
+// Format renders an archive; the comment and each file's data that is not
+// empty end with a newline. Lines of data that look like markers are not
+// escaped (txtar has no escape): Parse would read them as markers.
 func Format(comment []byte, files []File) []byte {
 	var b bytes.Buffer
 	b.Write(comment)

@@ -27,6 +27,8 @@ func TestParseFormat(t *testing.T) {
 			[]File{{"a", []byte("-- note\n")}}},
 		{"empty-name", "a marker needs a name: two spaces between the dashes is data", "-- a --\n--  --\n", "",
 			[]File{{"a", []byte("--  --\n")}}},
+		{"blank-name", "so is white space alone between them (from an audit: three spaces made a file named \"\")", "-- a --\n--   --\n-- \t --\n", "",
+			[]File{{"a", []byte("--   --\n-- \t --\n")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
