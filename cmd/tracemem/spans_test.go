@@ -165,8 +165,9 @@ func FuzzTap(f *testing.F) {
 	f.Add([]byte(strings.Replace(meta, `"tags":{}`, `"tags":{"out_of_memory_first_device":"cuda:0","out_of_memory_first_bytes":"5","out_of_memory_first_\u0073pan":"a"}`, 1) + "\n" + cycle("a", "")))
 	f.Add([]byte(meta + "\n" + cycle("a", "") + "\n" + `{"kind":"span_end","id":"a","duration_ns":1}` + "\n" + cycle("a", "")))
 	f.Add([]byte(meta + "\n" + cycle("a", "") + `{"kind":"memory"}` + "\n" + cycle("a", "")))
-	// Members named like another kind's, which the reader skips.
-	f.Add([]byte(meta + "\n" + strings.Replace(cycle("a", ""), "}", `,"device":5,"phase":1,"duration_ns":"x","op_name":2}`, 1) +
+	// Members named like another kind's, which the reader skips, and names
+	// given twice in a nested value, which it does not check.
+	f.Add([]byte(meta + "\n" + strings.Replace(cycle("a", ""), "}", `,"device":5,"phase":1,"duration_ns":"x","op_name":2,"x":{"a":1,"a":2}}`, 1) +
 		`{"kind":"span_end","id":"a","duration_ns":1,"name":3,"start_ns":"y"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !isJSONL(bufio.NewReader(bytes.NewReader(data))) {

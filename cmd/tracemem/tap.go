@@ -156,7 +156,7 @@ type collector struct {
 
 func newCollector(wantOps bool) *collector {
 	c := &collector{tree: newSpanTree(), wantOps: wantOps, strs: make(map[string]string)}
-	c.dec = jsontext.NewDecoder(&c.rd)
+	c.dec = jsontext.NewDecoder(&c.rd, jsontext.AllowDuplicateNames(true))
 	return c
 }
 
@@ -345,7 +345,9 @@ func (c *collector) line(n int, line []byte) {
 // "device" or "phase" is not the meta record's.
 func (c *collector) decode(kind int, line []byte) (r tapRecord, ok bool) {
 	c.rd.Reset(line)
-	c.dec.Reset(&c.rd)
+	// Names given twice in a nested value are the reader's to ignore (it
+	// checks the record's own); Reset drops options given before.
+	c.dec.Reset(&c.rd, jsontext.AllowDuplicateNames(true))
 	c.scratch = c.scratch[:0]
 	if tok, err := c.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return r, false

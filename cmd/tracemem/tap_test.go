@@ -126,9 +126,10 @@ func TestSpanIDUsedAgain(t *testing.T) {
 
 // TestCollectorMembersOfItsKind: a record's members named like another
 // kind's, with values of a type that kind would refuse, are skipped, as the
-// reader skips them: the collector keeps the record (found by an audit: a
-// span_start with "device": 5 was dropped, and its span named by its id in
-// span paths, while the analysis took it).
+// reader skips them, and so are nested values with names given twice: the
+// collector keeps the record (found by an audit: a span_start with
+// "device": 5 was dropped, and its span named by its id in span paths,
+// while the analysis took it).
 func TestCollectorMembersOfItsKind(t *testing.T) {
 	meta := `{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{"source":"s"}%s}`
 	start := `{"kind":"span_start","id":"a","name":"A","start_ns":0,"span_kind":"function","measured":true%s}`
@@ -143,6 +144,9 @@ func TestCollectorMembersOfItsKind(t *testing.T) {
 		{"span_start", "", `,"device":5,"phase":1,"run_id":2,"entrypoint":3,"span_id":4,"op_name":6,"duration_ns":"x","tags":"t"`, "", ""},
 		{"op", "", "", `,"id":5,"parent_id":6,"name":7,"span_kind":8,"step":9,"run_id":1,"phase":2,"entrypoint":3,"start_ns":"x","tags":"t"`, ""},
 		{"span_end", "", "", "", `,"device":5,"phase":1,"run_id":2,"entrypoint":3,"span_id":4,"op_name":6,"name":7,"parent_id":8,"span_kind":9,"step":0,"start_ns":"x","tags":"t"`},
+		// From a review: the reader checks names given twice only among
+		// the record's own members, so it takes these.
+		{"nested names given twice", `,"x":{"a":1,"a":2}`, `,"x":{"a":1,"\u0061":2}`, `,"x":[{"b":1,"b":2}]`, `,"x":{"c":{"d":1,"d":2}}`},
 	} {
 		data := []byte(strings.Join([]string{
 			fmt.Sprintf(meta, c.meta), fmt.Sprintf(start, c.start), child,
