@@ -204,10 +204,13 @@ func checkOutput(e *env, cmd, out, trace string) error {
 		// A new file, or the target of a symlink to nothing, which the
 		// open makes: its directory must be there.
 		path := out
-		for range 40 { // links followed, as openOutput does
+		for n := 0; ; n++ {
 			target, lerr := linkTarget(path)
 			if lerr != nil {
 				break // not a link: the file to make
+			}
+			if n == maxLinks {
+				return &fileError{file: "-o " + out, err: syscall.ELOOP}
 			}
 			path = target
 		}
@@ -239,7 +242,7 @@ func checkOutput(e *env, cmd, out, trace string) error {
 // it without saying so). A file it creates is also recorded in making, for
 // an interrupt to remove, until writeOutput is done with it.
 func openOutput(path string) (f *os.File, made string, err error) {
-	for range 40 { // links followed, as Linux does
+	for range maxLinks + 1 { // the path, then each link's target
 		// Created and recorded as one step for an interrupt (see making).
 		making.Lock()
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
@@ -265,6 +268,10 @@ func openOutput(path string) (f *os.File, made string, err error) {
 	}
 	return nil, "", errors.New("too many levels of symbolic links")
 }
+
+// maxLinks is how many symlinks the output's path may go through, as on
+// Linux.
+const maxLinks = 40
 
 // linkTarget returns the path the symlink path points to, as the system
 // follows it: a relative target is relative to the link's directory.

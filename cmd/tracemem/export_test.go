@@ -1238,9 +1238,10 @@ func TestOutputIsStdout(t *testing.T) {
 // TestOutputCheckedFirst: an -o that the open after the analysis would
 // refuse (a directory, a file in a directory that is not there, a path
 // through a file) is reported before the trace is read, so on a trace
-// whose fifth line is bad the error is the output's (from a review: a typo
-// in -o cost the minutes of a big trace first). What only the open can
-// tell, such as the missing directory of a symlink's target, comes after.
+// whose third line is bad the error is the output's (from a review: a typo
+// in -o cost the minutes of a big trace first), also through symlinks to
+// nothing, followed to their target. Whether a file can be written is left
+// to the open, after the trace.
 func TestOutputCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeFile(t, dir, "bad.jsonl", []byte(jsonlTrace(startRec("root", "root", "", 0), `{"kind": "memory", "oops": 1}`, endRec("root", 10))))
@@ -1249,7 +1250,10 @@ func TestOutputCheckedFirst(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "gone", "x"), dangling); err != nil {
 		t.Skipf("no symlink: %v", err)
 	}
-	for _, l := range [][2]string{{"dangling", chain}, {"loop", loop}, {"gone/y", filepath.Join(dir, "relative")}} {
+	if err := os.Mkdir(filepath.Join(dir, "beside"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{"dangling", chain}, {"loop", loop}, {"gone/y", filepath.Join(dir, "relative")}, {"beside/y", filepath.Join(dir, "relative2")}} {
 		if err := os.Symlink(l[0], l[1]); err != nil {
 			t.Fatal(err)
 		}
@@ -1264,6 +1268,7 @@ func TestOutputCheckedFirst(t *testing.T) {
 		{"chain of symlinks", chain, `^tracemem: -o .*/chain: no such file or directory\n$`, "a symlink to that symlink"},
 		{"relative symlink", filepath.Join(dir, "relative"), `^tracemem: -o .*/relative: no such file or directory\n$`, "a relative target, in a missing directory beside the link"},
 		{"symlink loop", loop, `^tracemem: -o .*/loop: too many levels of symbolic links\n$`, "a symlink to itself"},
+		{"relative symlink, its directory there", filepath.Join(dir, "relative2"), `^tracemem: .*bad\.jsonl: line 3: `, "a relative target whose directory is beside the link (not in the working directory): -o is fine, the trace's error comes"},
 	} {
 		for _, args := range [][]string{{"report", "-o", c.out, bad}, {"export", "--format", "csv", "-o", c.out, bad}} {
 			r := runCmd(t, nil, args...)
@@ -1271,6 +1276,36 @@ func TestOutputCheckedFirst(t *testing.T) {
 				t.Errorf("%s: %s: exit %d, stderr %q; want 1 and %s", c.reason, args[0], r.code, r.stderr, c.want)
 			}
 		}
+	}
+}
+
+// TestOutputLinkChains: -o may go through 40 symlinks to nothing, as on
+// Linux, and the command makes the file at the end; through 41 it is an
+// error before the trace is read (from a review: the early check followed
+// 40 and the open 39, so a chain of 40 failed after the analysis).
+func TestOutputLinkChains(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.jsonl", []byte(jsonlTrace(startRec("root", "root", "", 0), `{"kind": "memory", "oops": 1}`, endRec("root", 10))))
+	// c1 → end.csv, c2 → c1, ...: cN goes through N links.
+	if err := os.Symlink("end.csv", filepath.Join(dir, "c1")); err != nil {
+		t.Skipf("no symlink: %v", err)
+	}
+	for n := 2; n <= maxLinks+1; n++ {
+		if err := os.Symlink("c"+strconv.Itoa(n-1), filepath.Join(dir, "c"+strconv.Itoa(n))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forty := filepath.Join(dir, "c"+strconv.Itoa(maxLinks))
+	if r := runCmd(t, nil, "export", "--format", "csv", "-o", forty, sample(t)); r.code != 0 {
+		t.Errorf("-o through %d links: exit %d, stderr %q; want the file made", maxLinks, r.code, r.stderr)
+	} else if _, err := os.Stat(filepath.Join(dir, "end.csv")); err != nil {
+		t.Errorf("-o through %d links: %v; want end.csv made", maxLinks, err)
+	}
+	os.Remove(filepath.Join(dir, "end.csv"))
+	more := filepath.Join(dir, "c"+strconv.Itoa(maxLinks+1))
+	r := runCmd(t, nil, "export", "--format", "csv", "-o", more, bad)
+	if want := `^tracemem: -o .*/c41: too many levels of symbolic links\n$`; r.code != 1 || !regexp.MustCompile(want).MatchString(r.stderr) {
+		t.Errorf("-o through %d links: exit %d, stderr %q; want 1 and %s", maxLinks+1, r.code, r.stderr, want)
 	}
 }
 

@@ -95,11 +95,13 @@ type Config struct {
 	// written, so whatever was live stays live; the open spans are closed
 	// (unless UnclosedSpans). The model depth is chosen from it so that
 	// even small traces hold several complete steps: 5 to 7 started, the
-	// last one cut short, while the depth, MemoryEvents/600 layers, is
-	// between one layer per device and its maximum of 32 layers (or one per
-	// device with more than 32 devices); a layer takes about 90 memory
-	// events a step, the first step more (the optimizer's state). At the
-	// maximum depth the steps grow with MemoryEvents (14 at 38,400). Below
+	// last one cut short, for a multiple of 600 while the depth,
+	// MemoryEvents/600 layers, is between one layer per device and its
+	// maximum of 32 layers (or one per device with more than 32 devices); a
+	// layer takes about 90 memory events a step, the first step more (the
+	// optimizer's state). Between multiples of 600 the depth is rounded
+	// down, so more steps fit (10 at 1,199 with one device). At the maximum
+	// depth the steps grow with MemoryEvents (14 at 38,400). Below
 	// one layer per device (Devices > MemoryEvents/600) fewer steps fit,
 	// down to one unfinished step: 64 devices need about 20,000 memory
 	// events for four steps.
@@ -410,8 +412,9 @@ func (g *gen) model() {
 		g.act = dtF16
 	}
 	// 600 memory events per layer: 5 to 7 steps of about 90 per layer
-	// while between one layer per device and 32 layers; fewer with more
-	// devices than that allows (see Config.MemoryEvents).
+	// (more when rounded down) while between one layer per device and 32
+	// layers; fewer with more devices than that allows (see
+	// Config.MemoryEvents).
 	layers := g.cfg.MemoryEvents / (8 * 75)
 	layers = max(layers, 1, g.devices)
 	layers = min(layers, max(32, g.devices))

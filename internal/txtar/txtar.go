@@ -52,8 +52,10 @@ func markerName(line string) string {
 }
 
 // Format renders an archive; the comment and each file's data that is not
-// empty end with a newline. Lines of data that look like markers are not
-// escaped (txtar has no escape): Parse would read them as markers.
+// empty end with a newline. Names and data are written as they are (txtar
+// has no escape): Parse reads a line of data that looks like a marker as
+// one, a name with blanks around it without them, and a blank name as no
+// marker.
 func Format(comment []byte, files []File) []byte {
 	var b bytes.Buffer
 	b.Write(comment)
