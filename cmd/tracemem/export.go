@@ -210,7 +210,7 @@ func checkOutput(e *env, cmd, out, trace string) error {
 				break // not a link: the file to make
 			}
 			if n == maxLinks {
-				return &fileError{file: "-o " + out, err: syscall.ELOOP}
+				return &fileError{file: "-o " + out, err: errTooManyLinks}
 			}
 			path = target
 		}
@@ -266,12 +266,16 @@ func openOutput(path string) (f *os.File, made string, err error) {
 		}
 		path = target
 	}
-	return nil, "", errors.New("too many levels of symbolic links")
+	return nil, "", errTooManyLinks
 }
 
 // maxLinks is how many symlinks the output's path may go through, as on
 // Linux.
 const maxLinks = 40
+
+// errTooManyLinks is for a path through more than maxLinks symlinks, in
+// the words of Linux's ELOOP (which not every system has).
+var errTooManyLinks = errors.New("too many levels of symbolic links")
 
 // linkTarget returns the path the symlink path points to, as the system
 // follows it: a relative target is relative to the link's directory.
