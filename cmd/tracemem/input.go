@@ -148,6 +148,26 @@ func sourceSize(e *env, arg string) int64 {
 	return max(fi.Size()-at, 0)
 }
 
+// readers keeps the readers of inputs done for the next ones: a summary of
+// thousands of small files allocated one or two readers of sniffSize per
+// file, most of what it allocated, and a garbage collection every few files
+// (13.6–14.7 s against 10.6 s for 3000 files of 2000 events, once only the
+// traces not yet written were held).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sniffSize) }}
+
+// getReader returns a reader of sniffSize bytes of r; putReader gives it
+// back once nothing reads through it, nor holds what it returned.
+func getReader(r io.Reader) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
+}
+
 // sniffSize is how much of the input is looked at to tell JSONL from the
 // other formats, and the size of the input's buffer: a JSONL trace whose
 // first line (its meta record, which may carry large tags) is longer, and
@@ -200,7 +220,8 @@ func analyze(src *source, lo loadOptions, prog *progress) (t *trace, err error) 
 // trace when stream is set. start is where src started, -1 when it cannot
 // seek.
 func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start int64) (t *trace, err error) {
-	br := bufio.NewReaderSize(prog.wrap(src.r), sniffSize)
+	br := getReader(prog.wrap(src.r))
+	defer putReader(br)
 	r := br
 	dec, closeDec, gz, err := gzipread.Open(br)
 	if err != nil {
@@ -208,7 +229,8 @@ func analyzeFrom(src *source, lo loadOptions, prog *progress, stream bool, start
 	}
 	defer closeDec()
 	if gz {
-		r = bufio.NewReaderSize(dec, sniffSize)
+		r = getReader(dec)
+		defer putReader(r)
 	}
 	t = &trace{name: src.name}
 	if stream && isJSONL(r) {
@@ -340,45 +362,62 @@ func isJSONL(r *bufio.Reader) bool {
 	return false
 }
 
-// loadAll opens and analyzes the files args names, at most GOMAXPROCS at a
+// loadEach opens and analyzes the files args names, at most GOMAXPROCS at a
 // time, with one progress bar over all of them when stderr is a terminal and
-// they are large. A file is opened only when its turn comes, so that the
-// files of a run with thousands of ranks need no more descriptors than that.
-// It returns the traces in the order of args; a file that failed has a nil
-// trace and its error in errs.
-func loadAll(e *env, args []string, lo loadOptions) (traces []*trace, errs []error) {
-	traces = make([]*trace, len(args))
-	errs = make([]error, len(args))
+// they are large, and hands each file's trace, or its error, to use in the
+// order of args, as soon as that file and those before it are done. A file
+// is opened only when its turn comes, so that the files of a run with
+// thousands of ranks need no more descriptors than that, and no more than
+// twice GOMAXPROCS files are started and not yet handed over, so that their
+// traces, which use may drop, are never all held at once. use runs on the
+// calling goroutine, with the bar erased and not drawn, so that it may
+// write to the terminal.
+func loadEach(e *env, args []string, lo loadOptions, use func(i int, t *trace, err error)) {
+	type result struct {
+		t   *trace
+		err error
+	}
 	var total int64
 	for _, a := range args {
 		total += max(sourceSize(e, a), 0)
 	}
 	prog := newProgress(e.stderr, total)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, a := range args {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			src, err := openSource(e, a)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			traces[i], errs[i] = analyze(src, lo, prog)
-			if src.c != nil {
-				src.c.Close()
-			}
-		}()
+	procs := runtime.GOMAXPROCS(0)
+	results := make([]chan result, len(args))
+	for i := range results {
+		results[i] = make(chan result, 1) // a worker never waits to hand over
 	}
-	wg.Wait()
+	window := make(chan struct{}, 2*procs) // files started and not yet used
+	busy := make(chan struct{}, procs)     // files being analyzed
+	go func() {
+		for i, a := range args {
+			window <- struct{}{}
+			busy <- struct{}{}
+			go func() {
+				defer func() { <-busy }()
+				var r result
+				if src, err := openSource(e, a); err != nil {
+					r.err = err
+				} else {
+					r.t, r.err = analyze(src, lo, prog)
+					if src.c != nil {
+						src.c.Close()
+					}
+				}
+				results[i] <- r
+			}()
+		}
+	}()
+	for i := range args {
+		r := <-results[i]
+		prog.pause(func() { use(i, r.t, r.err) })
+		<-window
+	}
 	prog.finish()
-	return traces, errs
 }
 
 // loadOne opens and analyzes one file.
-func loadOne(e *env, arg string, lo loadOptions) (*trace, error) {
-	ts, errs := loadAll(e, []string{arg}, lo)
-	return ts[0], errs[0]
+func loadOne(e *env, arg string, lo loadOptions) (t *trace, err error) {
+	loadEach(e, []string{arg}, lo, func(_ int, tt *trace, terr error) { t, err = tt, terr })
+	return t, err
 }

@@ -127,12 +127,59 @@ func TestProgressOnTerminal(t *testing.T) {
 				t.Errorf("%s: no bar drawn; terminal %q", c.reason, got)
 			}
 			// The last thing written erases the widest line (found by
-			// mutation: loadAll without prog.finish left the bar).
+			// mutation: loadEach without prog.finish left the bar).
 			if !endsErased(got) {
 				t.Errorf("%s: the bar is not erased at the end; terminal ends %q", c.reason, got[max(0, len(got)-100):])
 			}
 		})
 	}
+}
+
+// TestProgressPausedForOutput: with the bar and the summaries on one
+// terminal, the bar is erased before each summary is written (each is
+// written as soon as its file is done, while other files are still read
+// and the bar drawn): no line shows what is left of a bar.
+func TestProgressPausedForOutput(t *testing.T) {
+	big := bigGzip(t, progressMinBytes+1)
+	small := writeTrace(t, "small.jsonl", memRec(5, "alloc", "t", "root", "cuda:0", 1024, "activation"))
+	tty, output := openPTY(t)
+	if code := run([]string{"summary", small, big}, nil, tty, tty); code != 0 {
+		t.Fatalf("exit %d, terminal %q", code, output())
+	}
+	got := output()
+	if !strings.Contains(got, "ETA ") {
+		t.Fatalf("no bar drawn: %q", got)
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if v := visible(line); strings.Contains(v, "ETA ") {
+			t.Errorf("a line shows a bar: %q (written %q)", v, line)
+		}
+	}
+	for _, name := range []string{small, big} {
+		if !strings.Contains(got, "== "+name+" ==") {
+			t.Errorf("no summary of %s on the terminal", name)
+		}
+	}
+}
+
+// visible returns what a terminal shows of line: each "\r" takes the
+// cursor back to the start, and what follows overwrites what was there.
+func visible(line string) string {
+	var shown []rune
+	pos := 0
+	for _, r := range line {
+		if r == '\r' {
+			pos = 0
+			continue
+		}
+		if pos < len(shown) {
+			shown[pos] = r
+		} else {
+			shown = append(shown, r)
+		}
+		pos++
+	}
+	return string(shown)
 }
 
 // endsErased reports whether out ends with "\r", barLineWidth spaces
@@ -191,7 +238,7 @@ func openFDs(t *testing.T) int {
 
 // TestInputsClosed: every file the command opens is closed when it is done
 // with it, a trace or a directory, not left to the garbage collector
-// (found by mutation: without the Close in loadAll, TestManyFilesFewDescriptors
+// (found by mutation: without the Close in loadEach, TestManyFilesFewDescriptors
 // still passed, as collections closed the files in time).
 func TestInputsClosed(t *testing.T) {
 	dir := t.TempDir()

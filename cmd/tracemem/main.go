@@ -13,6 +13,12 @@
 // that is an error), and one whose first line is over 1 MiB with its "kind"
 // beyond the first MiB, read whole like the other formats.
 //
+// summary takes several traces too (one per rank of a run, say): it
+// analyzes them in parallel, writes each one's summary in argument order as
+// soon as it and those before it are done, and ends with a table comparing
+// them, a * on every file at the highest peak. A file that fails is named
+// on stderr at its place and the others go on (exit status 1).
+//
 // A span path is the names of the spans from the root of the call tree down
 // to a span, joined with " > "; a path of more than 12 names is shown as
 // its first 2 and last 10 around "…" (pprof stacks keep up to 1024 frames).

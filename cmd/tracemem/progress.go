@@ -135,6 +135,25 @@ func (p *progress) finish() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.erase()
+}
+
+// pause erases the bar and runs f with no bar drawn while it runs, for
+// output to the terminal between the bar's draws; the next read draws it
+// again.
+func (p *progress) pause(f func()) {
+	if p == nil {
+		f()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.erase()
+	f()
+}
+
+// erase erases the bar, if one is on screen; p.mu is held.
+func (p *progress) erase() {
 	if p.width > 0 {
 		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.width)+"\r")
 		p.width = 0

@@ -27,26 +27,31 @@ func cmdSummary(e *env, args []string) error {
 	if err := checkFiles("summary", files, -1); err != nil {
 		return err
 	}
-	traces, errs := loadAll(e, files, summaryLoad)
+	// Each file's report is written as soon as it and those before it are
+	// done, and its trace dropped: only its row of the files table is kept.
 	failed, wrote := false, false
 	out := &stickyWriter{w: e.stdout}
-	for i, t := range traces {
-		if errs[i] != nil {
-			fmt.Fprintf(e.stderr, "tracemem: %s\n", oneLine(errs[i].Error()))
+	var rows []fileRow
+	loadEach(e, files, summaryLoad, func(i int, t *trace, err error) {
+		if len(files) > 1 {
+			rows = append(rows, rowOf(files[i], t))
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "tracemem: %s\n", oneLine(err.Error()))
 			failed = true
-			continue
+			return
 		}
 		if wrote { // a blank line between summaries, none before the first
 			fmt.Fprintln(out)
 		}
 		writeSummary(out, t, top.v)
 		wrote = true
-	}
+	})
 	if len(files) > 1 {
 		if wrote {
 			fmt.Fprintln(out)
 		}
-		writeFilesTable(out, files, traces)
+		writeFilesTable(out, rows)
 	}
 	if out.err != nil {
 		return out.err
@@ -152,38 +157,58 @@ func writeSummary(w io.Writer, t *trace, top int) {
 	fmt.Fprintf(w, "Events: %d allocs, %d frees, %s allocated in total\n", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes))
 }
 
-// writeFilesTable writes one row per file, the highest peak marked with *.
-func writeFilesTable(w io.Writer, files []string, traces []*trace) {
-	best := -1
-	for i, t := range traces {
-		if t != nil && hasMemory(t.profile) &&
-			(best < 0 || t.profile.Summary.PeakBytes > traces[best].profile.Summary.PeakBytes) {
-			best = i
+// fileRow is what the files table keeps of one file's trace.
+type fileRow struct {
+	name          string
+	failed, none  bool   // no trace; a trace without memory events
+	peak          uint64 // bytes
+	device        string
+	peakNs        uint64
+	allocs, frees uint64
+	anomalies     uint64 // the four kinds summed
+}
+
+// rowOf returns the files table's row of the file named arg, whose trace
+// is t (nil when it failed).
+func rowOf(arg string, t *trace) fileRow {
+	if t == nil {
+		if arg == "-" {
+			arg = stdinName // as in the error line above the table
+		}
+		return fileRow{name: arg, failed: true}
+	}
+	s, a := &t.profile.Summary, &t.profile.Anomalies
+	return fileRow{name: t.name, none: !hasMemory(t.profile), peak: s.PeakBytes, device: s.PeakDevice, peakNs: s.PeakTimestampNs,
+		allocs: s.AllocCount, frees: s.FreeCount, anomalies: a.UnmatchedFrees + a.DoubleFrees + a.DuplicateAllocs + a.SizeMismatches}
+}
+
+// writeFilesTable writes the table that compares the files of one summary,
+// in argument order, with a * on every file whose peak is the highest (to
+// the byte: ranks of one data-parallel run often tie).
+func writeFilesTable(w io.Writer, rows []fileRow) {
+	var best uint64
+	some := false
+	for _, r := range rows {
+		if !r.failed && !r.none && (!some || r.peak > best) {
+			best, some = r.peak, true
 		}
 	}
 	fmt.Fprintln(w, "Files (* = highest peak)")
 	tb := newTable("", "FILE", "PEAK", "DEVICE", "PEAK AT (ms)", "ALLOCS", "FREES", "ANOMALIES").alignRight(2, 4, 5, 6, 7)
-	for i, t := range traces {
+	for _, r := range rows {
 		mark := ""
-		if i == best {
+		if some && !r.failed && !r.none && r.peak == best {
 			mark = "*"
 		}
-		if t == nil {
-			name := files[i]
-			if name == "-" {
-				name = stdinName // as in the error line above the table
-			}
-			tb.add(mark, name, "failed", "-", "-", "-", "-", "-")
-			continue
+		switch {
+		case r.failed:
+			tb.add(mark, idCell(r.name), "failed", "-", "-", "-", "-", "-")
+		case r.none: // not a peak of 0 B at 0 ms (from a user trial)
+			tb.add(mark, idCell(r.name), "none", "-", "-", "0", "0", "0")
+		default:
+			tb.add(mark, idCell(r.name), formatBytes(r.peak), orDash(r.device), formatMs(r.peakNs),
+				fmt.Sprint(r.allocs), fmt.Sprint(r.frees), fmt.Sprint(r.anomalies))
 		}
-		s, a := &t.profile.Summary, &t.profile.Anomalies
-		if !hasMemory(t.profile) { // not a peak of 0 B at 0 ms (from a user trial)
-			tb.add(mark, t.name, "none", "-", "-", "0", "0", "0")
-			continue
-		}
-		tb.add(mark, t.name, formatBytes(s.PeakBytes), orDash(s.PeakDevice), formatMs(s.PeakTimestampNs),
-			fmt.Sprint(s.AllocCount), fmt.Sprint(s.FreeCount),
-			fmt.Sprint(a.UnmatchedFrees+a.DoubleFrees+a.DuplicateAllocs+a.SizeMismatches))
 	}
 	tb.write(w, "  ")
 }
