@@ -249,3 +249,51 @@ func TestSummaryHoldsFewFiles(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, %d summaries, %d files opened; want %d summaries", got.code, got.stderr, strings.Count(got.stdout, "Peak: 1.00 KiB"), opened.Load(), others+1)
 	}
 }
+
+// TestSummaryAnalyzesFewAtOnce: no more files are analyzed at once than
+// GOMAXPROCS, though more may be started and waiting (from a review:
+// without its semaphore, twice as many ran at once and no test saw it).
+// Each file is a FIFO whose writer opens it, counts, and writes nothing
+// until told: a file opened is a file being analyzed.
+func TestSummaryAnalyzesFewAtOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	dir := t.TempDir()
+	args := []string{"summary"}
+	for i := range 6 {
+		p := filepath.Join(dir, fmt.Sprintf("f%d", i))
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+		args = append(args, p)
+	}
+	trace := rootTrace(memRec(5, "alloc", "t", "root", "cuda:0", 1024, "activation"))
+	var opened atomic.Int32
+	release := make(chan struct{})
+	for _, p := range args[1:] {
+		go func() {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0) // returns when the command opens it
+			if err != nil {
+				return
+			}
+			opened.Add(1)
+			<-release
+			io.WriteString(f, trace)
+			f.Close()
+		}()
+	}
+	done := make(chan result, 1)
+	go func() { done <- runCmd(t, nil, args...) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for opened.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // time to open more, were it allowed
+	n := opened.Load()
+	close(release)
+	if n != 2 {
+		t.Errorf("%d files open at once at GOMAXPROCS 2, want 2", n)
+	}
+	if got := <-done; got.code != 0 || strings.Count(got.stdout, "Peak: 1.00 KiB") != 6 {
+		t.Errorf("exit %d, stderr %q, %d summaries; want 6", got.code, got.stderr, strings.Count(got.stdout, "Peak: 1.00 KiB"))
+	}
+}

@@ -113,7 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdExport(e, rest)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 1 && cmd == "help" {
-			err = usagef("help: want 1 command, got %d: %s", len(rest), strings.Join(rest, " "))
+			err = usagef("help: want 1 command, got %d: %s", len(rest), someQuoted(rest))
 			break
 		}
 		if len(rest) > 0 && cmd == "help" {
@@ -171,6 +171,23 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
 	s.err = err
 	return n, err
+}
+
+// someQuoted returns the first three of args, quoted, and the count of the
+// rest, for an error that names the arguments it got too many of: quoted,
+// names with spaces are told apart, and a glob of thousands makes no line
+// of kilobytes (from a review: 23 KB for 1000 files).
+func someQuoted(args []string) string {
+	const shown = 3
+	names := make([]string, 0, shown)
+	for _, a := range args[:min(len(args), shown)] {
+		names = append(names, strconv.Quote(a))
+	}
+	s := strings.Join(names, ", ")
+	if len(args) > shown {
+		s += fmt.Sprintf(" and %d more", len(args)-shown)
+	}
+	return s
 }
 
 // errReported means the errors were already written to stderr.

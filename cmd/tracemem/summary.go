@@ -69,18 +69,7 @@ func checkFiles(cmd string, files []string, want int) error {
 	case len(files) == 0:
 		return usagef("%s: no trace file given", cmd)
 	case want > 0 && len(files) != want:
-		// The first few names, quoted, so that names with spaces are told
-		// apart and a glob of thousands makes no line of kilobytes.
-		const shown = 3
-		names := make([]string, 0, shown)
-		for _, f := range files[:min(len(files), shown)] {
-			names = append(names, strconv.Quote(f))
-		}
-		more := ""
-		if len(files) > shown {
-			more = fmt.Sprintf(" and %d more", len(files)-shown)
-		}
-		return usagef("%s: want %d trace file, got %d: %s%s", cmd, want, len(files), strings.Join(names, ", "), more)
+		return usagef("%s: want %d trace file, got %d: %s", cmd, want, len(files), someQuoted(files))
 	}
 	stdin := 0
 	for _, f := range files {
