@@ -29,6 +29,21 @@ func mkfifo(t *testing.T) string {
 	return p
 }
 
+// mkfifos makes n FIFOs, f00, f01, ..., in a temporary directory.
+func mkfifos(t *testing.T, n int) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
 // TestOutputToGoneFIFO: -o to a FIFO whose reader stops early fails the
 // write, as a pipe to stdout does, instead of waiting forever (a FIFO the
 // command opened for reading too would never see its reader gone), and the
@@ -205,15 +220,7 @@ func TestSummaryWritesEachFileWhenDone(t *testing.T) {
 func TestSummaryHoldsFewFiles(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	const others = 12
-	dir := t.TempDir()
-	args := []string{"summary"}
-	for i := range others + 1 {
-		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skipf("no FIFO here: %v", err)
-		}
-		args = append(args, p)
-	}
+	args := append([]string{"summary"}, mkfifos(t, others+1)...)
 	trace := rootTrace(memRec(5, "alloc", "t", "root", "cuda:0", 1024, "activation"))
 	var opened atomic.Int32
 	for _, p := range args[2:] { // every file but the first
@@ -257,15 +264,7 @@ func TestSummaryHoldsFewFiles(t *testing.T) {
 // until told: a file opened is a file being analyzed.
 func TestSummaryAnalyzesFewAtOnce(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	dir := t.TempDir()
-	args := []string{"summary"}
-	for i := range 6 {
-		p := filepath.Join(dir, fmt.Sprintf("f%d", i))
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skipf("no FIFO here: %v", err)
-		}
-		args = append(args, p)
-	}
+	args := append([]string{"summary"}, mkfifos(t, 6)...)
 	trace := rootTrace(memRec(5, "alloc", "t", "root", "cuda:0", 1024, "activation"))
 	var opened atomic.Int32
 	release := make(chan struct{})
