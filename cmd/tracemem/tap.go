@@ -188,13 +188,13 @@ func oomFirstTags(tags map[string]string) map[string]string {
 
 // tapRecord holds the members of the records the collector reads.
 type tapRecord struct {
-	kind, name, spanKind, step, opName string
-	runID, entrypoint, phase, device   string
-	source                             string            // the meta record's tags.source
-	oomEvents, totalMismatches         string            // its tags.out_of_memory_events and total_allocated_mismatches
-	oomFirst                           map[string]string // its tags.out_of_memory_first_* (see runInfo)
-	id, parentID, spanID               []byte            // span ids, valid until the next record
-	startNs, durationNs                uint64
+	name, spanKind, step, opName     string
+	runID, entrypoint, phase, device string
+	source                           string            // the meta record's tags.source
+	oomEvents, totalMismatches       string            // its tags.out_of_memory_events and total_allocated_mismatches
+	oomFirst                         map[string]string // its tags.out_of_memory_first_* (see runInfo)
+	id, parentID, spanID             []byte            // span ids, valid until the next record
+	startNs, durationNs              uint64
 }
 
 // kindPrefix starts the records the producer writes.
@@ -285,9 +285,12 @@ func unquote(q []byte) []byte {
 	return v
 }
 
-// The kinds of record the collector keeps.
+// tapKind is the kind of a record the collector keeps, from its "kind"
+// member as recordKind finds it.
+type tapKind uint8
+
 const (
-	tapMeta = iota
+	tapMeta tapKind = iota
 	tapSpanStart
 	tapSpanEnd
 	tapOp
@@ -295,7 +298,7 @@ const (
 
 // line takes the record on line n (1-based) of the input.
 func (c *collector) line(n int, line []byte) {
-	var kind int
+	var kind tapKind
 	switch string(recordKind(line)) {
 	case "meta":
 		kind = tapMeta
@@ -315,35 +318,35 @@ func (c *collector) line(n int, line []byte) {
 	if !ok {
 		return
 	}
-	switch r.kind {
-	case "meta":
+	switch kind {
+	case tapMeta:
 		if c.run == nil {
 			c.run = &runInfo{id: r.runID, entrypoint: r.entrypoint, phase: r.phase, device: r.device,
 				source: r.source, oomEvents: r.oomEvents, totalMismatches: r.totalMismatches, oomFirst: r.oomFirst}
 		}
-	case "span_start":
-		var kind tracemem.SpanKind
+	case tapSpanStart:
+		var sk tracemem.SpanKind
 		var step tracemem.Step
-		_ = kind.UnmarshalText([]byte(r.spanKind))
+		_ = sk.UnmarshalText([]byte(r.spanKind))
 		_ = step.UnmarshalText([]byte(r.step))
-		if c.tree.addSpanBytes(r.id, r.parentID, r.name, kind, step, r.startNs) && c.err == nil {
+		if c.tree.addSpanBytes(r.id, r.parentID, r.name, sk, step, r.startNs) && c.err == nil {
 			// As AnalyzeStream reports it when it keeps every span.
 			serr := &tracemem.SpanError{SpanID: string(r.id), Msg: "duplicate span id"}
 			c.err = &tracemem.ParseError{Line: n, Kind: "span_start", Msg: serr.Error(), Err: serr}
 		}
-	case "span_end":
+	case tapSpanEnd:
 		c.tree.endSpanBytes(r.id, r.durationNs)
-	case "op":
+	case tapOp:
 		c.tree.addOpBytes(r.spanID, r.opName)
 	}
 }
 
-// decode reads the members of one record the collector keeps, of kind
-// (tapMeta...); false when the line is not a JSON object or a member has
+// decode reads the members of one record the collector keeps, of kind;
+// false when the line is not a JSON object or a member has
 // the wrong type. As the reader does, it reads only the members of the
 // record's kind and skips the others whatever they hold: a span_start's
 // "device" or "phase" is not the meta record's.
-func (c *collector) decode(kind int, line []byte) (r tapRecord, ok bool) {
+func (c *collector) decode(kind tapKind, line []byte) (r tapRecord, ok bool) {
 	c.rd.Reset(line)
 	// Names given twice in a nested value are the reader's to ignore (it
 	// checks the record's own); Reset drops options given before.
@@ -366,10 +369,8 @@ func (c *collector) decode(kind int, line []byte) (r tapRecord, ok bool) {
 		// Only the first meta record's tags are kept, and it comes first;
 		// name is valid only until val is read.
 		tags := kind == tapMeta && c.run == nil && string(name) == `"tags"`
-		switch m := string(name); {
-		case m == `"kind"`:
-			str = &r.kind
-		case kind == tapMeta:
+		switch m := string(name); kind {
+		case tapMeta:
 			switch m {
 			case `"run_id"`:
 				str = &r.runID
@@ -380,7 +381,7 @@ func (c *collector) decode(kind int, line []byte) (r tapRecord, ok bool) {
 			case `"device"`:
 				str = &r.device
 			}
-		case kind == tapSpanStart:
+		case tapSpanStart:
 			switch m {
 			case `"id"`:
 				raw = &r.id
@@ -395,14 +396,14 @@ func (c *collector) decode(kind int, line []byte) (r tapRecord, ok bool) {
 			case `"start_ns"`:
 				num = &r.startNs
 			}
-		case kind == tapSpanEnd:
+		case tapSpanEnd:
 			switch m {
 			case `"id"`:
 				raw = &r.id
 			case `"duration_ns"`:
 				num = &r.durationNs
 			}
-		case kind == tapOp:
+		case tapOp:
 			switch m {
 			case `"span_id"`:
 				raw = &r.spanID
