@@ -168,6 +168,10 @@ type fileRow struct {
 	anomalies     uint64 // the four kinds summed
 }
 
+// hasPeak reports whether the row's file has a peak: it was read and has
+// memory events.
+func (r fileRow) hasPeak() bool { return !r.failed && !r.none }
+
 // rowOf returns the files table's row of the file named arg, whose trace
 // is t (nil when it failed).
 func rowOf(arg string, t *trace) fileRow {
@@ -187,17 +191,16 @@ func rowOf(arg string, t *trace) fileRow {
 // the byte: ranks of one data-parallel run often tie).
 func writeFilesTable(w io.Writer, rows []fileRow) {
 	var best uint64
-	some := false
 	for _, r := range rows {
-		if !r.failed && !r.none && (!some || r.peak > best) {
-			best, some = r.peak, true
+		if r.hasPeak() {
+			best = max(best, r.peak)
 		}
 	}
 	fmt.Fprintln(w, "Files (* = highest peak)")
 	tb := newTable("", "FILE", "PEAK", "DEVICE", "PEAK AT (ms)", "ALLOCS", "FREES", "ANOMALIES").alignRight(2, 4, 5, 6, 7)
 	for _, r := range rows {
 		mark := ""
-		if some && !r.failed && !r.none && r.peak == best {
+		if r.hasPeak() && r.peak == best {
 			mark = "*"
 		}
 		switch {
