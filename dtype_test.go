@@ -3,9 +3,15 @@
 package tracemem
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -78,9 +84,108 @@ func refCount(shape []uint64) uint64 {
 	return n.Uint64()
 }
 
+// dtypeSpec is the tests' own statement of every label DTypeBits knows and
+// its size in bits, by naming rule where one holds, so that the references
+// (refBits) share no code with the table they check; TestDTypeLabelsComplete
+// holds it to DTypeBits' labels, one for one.
+var dtypeSpec = func() map[string]uint64 {
+	spec := map[string]uint64{}
+	add := func(bits uint64, labels ...string) {
+		for _, l := range labels {
+			spec[l] = bits
+		}
+	}
+	for _, b := range []uint64{1, 2, 4, 8, 16, 32, 64} { // i8, u8, s8 (XLA), int8, uint8, ...
+		for _, f := range []string{"i%d", "u%d", "s%d", "int%d", "uint%d"} {
+			add(b, fmt.Sprintf(f, b))
+		}
+	}
+	for _, b := range []uint64{3, 5, 6, 7} { // PyTorch's shell types
+		add(b, fmt.Sprintf("int%d", b), fmt.Sprintf("uint%d", b))
+	}
+	for _, b := range []uint64{4, 8, 16, 32, 64} { // f32, fp32, float32, ...
+		add(b, fmt.Sprintf("f%d", b), fmt.Sprintf("fp%d", b), fmt.Sprintf("float%d", b))
+	}
+	for _, b := range []uint64{32, 64, 128} { // a complex element is two floats
+		add(b, fmt.Sprintf("complex%d", b), fmt.Sprintf("c%d", b))
+	}
+	for _, e := range []string{"e4m3", "e5m2", "e8m0", "e4m3fn", "e4m3fnuz", "e5m2fnuz", "e6m2", "e3m4", "e4m3b11fnuz", "e8m0fnu"} {
+		add(8, "f8"+e) // Candle's and XLA's fp8
+	}
+	for _, e := range []string{"e4m3", "e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e8m0fnu", "e3m4", "e4m3b11fnuz"} {
+		add(8, "float8_"+e) // PyTorch's and ml_dtypes'
+	}
+	add(8, "f8_e4m3", "f8_e5m2", "f8_e8m0") // safetensors'
+	add(6, "fp6", "f6e2m3", "f6e3m2", "f6e2m3fn", "f6e3m2fn", "f6_e2m3", "f6_e3m2", "float6_e2m3fn", "float6_e3m2fn")
+	add(4, "f4e2m1", "f4e2m1fn", "float4_e2m1fn")
+	add(8, "bool", "byte", "char", "pred", "qint8", "quint8")
+	add(8, "float4_e2m1fn_x2", "quint4x2", "quint2x4") // a byte holding two or four values
+	add(16, "half", "bf16", "bfloat16", "short")
+	add(32, "int", "float", "tf32", "qint32", "chalf")
+	add(64, "long", "double", "cfloat")
+	add(128, "cdouble")
+	add(1, "bit")
+	return spec
+}()
+
+// refBits is the reference size in bits of a dtype label, from dtypeSpec:
+// trimmed, lower-cased, an optional "torch." prefix dropped.
+func refBits(label string) (uint64, bool) {
+	l := strings.ToLower(strings.TrimSpace(label))
+	if rest, ok := strings.CutPrefix(l, "torch."); ok && rest != "" {
+		l = rest
+	}
+	b, ok := dtypeSpec[l]
+	return b, ok
+}
+
+// TestDTypeLabelsComplete holds dtypeSpec to the labels of DTypeBits' switch,
+// read from its source, and DTypeBits to dtypeSpec's sizes: a label added to
+// one and not the other, or filed under the wrong size, fails.
+func TestDTypeLabelsComplete(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "dtype.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSwitch := map[string]bool{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "DTypeBits" {
+			ast.Inspect(fn, func(n ast.Node) bool {
+				if cc, ok := n.(*ast.CaseClause); ok {
+					for _, e := range cc.List {
+						if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							s, _ := strconv.Unquote(lit.Value)
+							inSwitch[s] = true
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(inSwitch) < 50 {
+		t.Fatalf("found %d labels in DTypeBits' switch; the parse missed them", len(inSwitch))
+	}
+	for l := range inSwitch {
+		if _, ok := dtypeSpec[l]; !ok {
+			t.Errorf("DTypeBits knows %q, dtypeSpec does not", l)
+		}
+	}
+	for l, want := range dtypeSpec {
+		if !inSwitch[l] {
+			t.Errorf("dtypeSpec has %q, DTypeBits' switch does not", l)
+		}
+		for _, form := range []string{l, strings.ToUpper(l), " torch." + l + "\n"} {
+			if got, ok := DTypeBits(form); got != want || !ok {
+				t.Errorf("DTypeBits(%q) = %d, %v; want %d, true", form, got, ok, want)
+			}
+		}
+	}
+}
+
 // refDense is the exact dense size in bytes, saturated (the reference).
 func refDense(shape []uint64, dtype string) uint64 {
-	b, ok := DTypeBits(dtype)
+	b, ok := refBits(dtype)
 	if !ok {
 		return 0
 	}

@@ -268,7 +268,7 @@ func refStorage(explicit, dense *uint64, shape []uint64, dtype string) *uint64 {
 	if explicit != nil {
 		return explicit
 	}
-	if _, ok := DTypeBits(dtype); !ok {
+	if _, ok := refBits(dtype); !ok {
 		return nil
 	}
 	v := refDense(shape, dtype) // a big.Int product, not DenseBytes
