@@ -364,6 +364,28 @@ func TestChromeCapacityOnly(t *testing.T) {
 	}
 }
 
+// TestChromeExactNanoseconds checks that timestamps are read to the
+// nanosecond as decimals: Kineto writes epoch microseconds with three
+// decimals (1.7e15 µs), where a float64 of nanoseconds steps by 256.
+func TestChromeExactNanoseconds(t *testing.T) {
+	data := `{"traceEvents":[
+	{"name":"step","ph":"X","cat":"user_annotation","ts":1700000000123456.788,"dur":0.005,"pid":1,"tid":1},
+	{"name":"[memory]","ph":"i","ts":1700000000123456.789,"pid":1,"tid":1,"args":{"Bytes":100,"Device Type":1,"Device Id":0}},
+	{"name":"[memory]","ph":"i","ts":1700000000123456.790,"pid":1,"tid":1,"args":{"Bytes":-100,"Device Type":1,"Device Id":0}},
+	{"name":"[memory]","ph":"i","ts":1700000000123456.793,"pid":1,"tid":1,"args":{"Bytes":7,"Device Type":1,"Device Id":0}}]}`
+	doc := mustReadChrome(t, []byte(data))
+	var got []uint64
+	for _, e := range doc.Memory {
+		got = append(got, e.TimestampNs)
+	}
+	if want := []uint64{1, 2, 5}; !slices.Equal(got, want) {
+		t.Errorf("memory at %v ns, want %v (the span's start is 0)", got, want)
+	}
+	if len(doc.Spans) != 1 || doc.Spans[0].DurationNs != 5 {
+		t.Errorf("spans %+v, want one of 5 ns", doc.Spans)
+	}
+}
+
 // TestChromeCapacityCUDAOnly checks that deviceProperties gives the
 // capacity of cuda:<id> only: its ids are CUDA ordinals, and another device
 // type with the same id is another device.
@@ -1728,15 +1750,30 @@ func TestChromeTotalAllocatedFixture(t *testing.T) {
 		dev   string
 		total uint64
 	}
+	// The fixture's devices, named here rather than by the reader's
+	// chromeDeviceName, which would then check itself.
+	names := map[[2]int]string{{1, 0}: "cuda:0", {0, -1}: "cpu"}
 	var evs []ev
 	for _, e := range obj.TraceEvents {
 		if e.Name != "[memory]" || e.Args.Bytes == 0 {
 			continue
 		}
 		f, _ := e.Ts.Float64()
-		evs = append(evs, ev{f, chromeDeviceName(int64(e.Args.DeviceType), int64(e.Args.DeviceID)), *e.Args.Total})
+		dev, ok := names[[2]int{e.Args.DeviceType, e.Args.DeviceID}]
+		if !ok {
+			t.Fatalf("fixture event at %v µs on device type %d id %d: name it here", f, e.Args.DeviceType, e.Args.DeviceID)
+		}
+		evs = append(evs, ev{f, dev, *e.Args.Total})
 	}
-	slices.SortStableFunc(evs, func(a, b ev) int { return int(a.ts - b.ts) })
+	slices.SortStableFunc(evs, func(a, b ev) int { // by time; fractions of a µs too
+		switch {
+		case a.ts < b.ts:
+			return -1
+		case a.ts > b.ts:
+			return 1
+		}
+		return 0
+	})
 	totals := make(map[string][]uint64)
 	for _, e := range evs {
 		totals[e.dev] = append(totals[e.dev], e.total)
