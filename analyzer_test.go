@@ -807,6 +807,30 @@ func TestSkipNodeMetricsForgetsEndedSpans(t *testing.T) {
 	}
 }
 
+// TestAnalyzerReusesSlots: the slot of a freed allocation is used again,
+// so the slots grow with what is live, not with the allocs (issue 5's
+// bound; only the 2M-event memory tests, skipped under -short, saw the
+// slots never reused, from a rule-level mutation run).
+func TestAnalyzerReusesSlots(t *testing.T) {
+	a := NewAnalyzer(Options{MaxTimelinePoints: 10})
+	for i := range 10_000 {
+		id := fmt.Sprint("t", i)
+		// Each alloc a new peak, so that nothing is kept for the breakdown.
+		for _, act := range []MemoryAction{ActionAlloc, ActionFree} {
+			ev := MemoryEvent{TimestampNs: uint64(i), TensorID: id, Device: "d", Bytes: uint64(i + 1), Action: act}
+			if err := a.Add(&ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if a.allocs.n > 1 {
+		t.Errorf("%d allocation slots handed out for 10,000 allocs, each freed before the next; want 1", a.allocs.n)
+	}
+	if p := a.Profile(); p.Summary.PeakBytes != 10_000 || p.Summary.AllocCount != 10_000 {
+		t.Errorf("peak %d, %d allocs; want 10000, 10000", p.Summary.PeakBytes, p.Summary.AllocCount)
+	}
+}
+
 // TestAnalyzerCacheEdges: three cases a mutation run of analyzer.go showed
 // no test held, each with the observable answer the mutant changed.
 func TestAnalyzerCacheEdges(t *testing.T) {
