@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -342,7 +343,13 @@ func (t *spanTree) isSpan(id string) bool { return id != "" || t.findString(id) 
 // tree does not know is named by its id; a parent link that closes a cycle
 // is cut (see settle).
 func (t *spanTree) pathNames(id string) []string {
-	names, _ := t.leafNames(nil, id, math.MaxInt)
+	// A path holds each span once and at most one stray parent id; a longer
+	// one would be a cycle settle did not cut, which the walk would follow
+	// until memory ran out.
+	names, more := t.leafNames(nil, id, len(t.recs)+1)
+	if more {
+		panic(fmt.Sprintf("tracemem: the span path of %q is longer than the tree's %d spans: a cycle was not cut", id, len(t.recs)))
+	}
 	slices.Reverse(names)
 	return names
 }

@@ -334,6 +334,31 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 	}
 }
 
+// TestSpanPathsUncutCyclePanics: a cycle settle failed to cut makes
+// pathNames panic with a message, where it walked the cycle until memory
+// ran out (from a rule-level mutation run: the test process was killed
+// after 252 s, naming nothing).
+func TestSpanPathsUncutCyclePanics(t *testing.T) {
+	doc := &tracemem.TraceDocument{Spans: []tracemem.Span{
+		{ID: "a", Name: "ping", ParentID: "b"},
+		{ID: "b", Name: "pong", ParentID: "a"},
+	}}
+	tree := treeFromDocument(doc)
+	if got := tree.pathNames("a"); !slices.Equal(got, []string{"pong", "ping"}) {
+		t.Fatalf("path of a %q, want [pong ping]: the link from b, which closes the cycle walked from a, is cut", got)
+	}
+	for i := range tree.recs {
+		tree.recs[i].cut = false // as a settle that cut nothing would leave it
+	}
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, "a cycle was not cut") {
+			t.Errorf("recovered %q, want the panic that names an uncut cycle", msg)
+		}
+	}()
+	tree.pathNames("a")
+}
+
 // TestSpanPathsCutCyclesAsTheLibrary: in random documents whose parent
 // links form cycles, a path is the chain of parents up to a root, a parent
 // the document lacks, or a span whose link the library cuts (Validate's
