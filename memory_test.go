@@ -5,6 +5,7 @@ package tracemem
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -46,6 +47,52 @@ func TestAnalyzeMatchesReference(t *testing.T) {
 			t.Fatalf("seed %d, opts %+v: profile differs from the reference (-want +got):\n%s", seed, opts, diff)
 		}
 		checkInvariants(t, doc, got)
+	}
+}
+
+// TestCyclesMatchReference compares Analyze and NodeMemoryMetrics with the
+// references on random documents whose parent links form cycles (a span its
+// own parent, too) and whose span ids repeat, cut and kept by refUncycled's
+// restatement of the rule: randomDoc makes neither, as the readers refuse
+// duplicates and a stream refuses cycles, so the references saw neither.
+func TestCyclesMatchReference(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 400
+	}
+	cycles := 0
+	for seed := range n {
+		r := rand.New(rand.NewPCG(uint64(seed), 23))
+		doc := randomDoc(r)
+		if len(doc.Spans) < 1 {
+			continue
+		}
+		for range 1 + r.IntN(3) {
+			doc.Spans[r.IntN(len(doc.Spans))].ParentID = doc.Spans[r.IntN(len(doc.Spans))].ID
+		}
+		if r.IntN(3) == 0 { // an id again, elsewhere in the document, with its own parent and step
+			dup := doc.Spans[r.IntN(len(doc.Spans))]
+			dup.ParentID, dup.Step = doc.Spans[r.IntN(len(doc.Spans))].ID, Step(r.IntN(4))
+			doc.Spans = slices.Insert(doc.Spans, r.IntN(len(doc.Spans)+1), dup)
+		}
+		var ce *SpanCycleError
+		if errors.As(doc.Validate(), &ce) {
+			cycles++
+		}
+		ref := refUncycled(doc)
+		got, err := Analyze(doc, Options{})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if diff := cmp.Diff(refAnalyze(ref, Options{}), got); diff != "" {
+			t.Fatalf("seed %d: profile differs from the reference (-want +got):\n%s\nspans %+v", seed, diff, doc.Spans)
+		}
+		if diff := cmp.Diff(refNodeMetrics(ref, nil), NodeMemoryMetrics(doc, nil)); diff != "" {
+			t.Fatalf("seed %d: node metrics differ from the reference (-want +got):\n%s\nspans %+v", seed, diff, doc.Spans)
+		}
+	}
+	if cycles < n/4 {
+		t.Errorf("%d of %d documents had a cycle; the test needs more", cycles, n)
 	}
 }
 

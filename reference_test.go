@@ -116,6 +116,42 @@ func refCapacity(doc *TraceDocument, dev string) uint64 {
 	return usedFree
 }
 
+// refUncycled returns a copy of doc without the parent links that close a
+// cycle, by the rule Validate documents, restated: from each span (the
+// first of its id) in document order that no chain has reached, follow
+// parents until a root, a span an earlier chain reached, or a span of this
+// chain, whose link from the last span walked closes the cycle and is cut.
+func refUncycled(doc *TraceDocument) *TraceDocument {
+	out := *doc
+	out.Spans = slices.Clone(doc.Spans)
+	first := map[string]int{}
+	for i, s := range out.Spans {
+		if _, ok := first[s.ID]; !ok {
+			first[s.ID] = i
+		}
+	}
+	reached := map[int]bool{}
+	for i := range out.Spans {
+		if first[out.Spans[i].ID] != i || reached[i] {
+			continue
+		}
+		chain := map[int]bool{}
+		for j := i; ; {
+			reached[j], chain[j] = true, true
+			p, ok := first[out.Spans[j].ParentID]
+			if !ok || out.Spans[j].ParentID == "" || reached[p] && !chain[p] {
+				break
+			}
+			if chain[p] {
+				out.Spans[j].ParentID = ""
+				break
+			}
+			j = p
+		}
+	}
+	return &out
+}
+
 // refSpanStep returns a span's own step or its nearest ancestor's.
 func refSpanStep(doc *TraceDocument, id string) (Step, bool) {
 	byID := map[string]Span{}
