@@ -31,7 +31,9 @@ type goldenView struct {
 
 // viewOf renders a profile and node metrics as a golden view. Categories
 // are listed when non-zero, as the examples list them; with zeros, a
-// timeline point lists every category it holds, those at 0 included.
+// timeline point and peak_by_category list every category they hold, those
+// at 0 included (the library lists none at 0 in peak_by_category, which a
+// case then shows).
 func viewOf(t *testing.T, p *MemoryProfile, nodes map[string]NodeMetrics, zeros bool) []byte {
 	t.Helper()
 	nonZero := func(c CategoryBytes) map[string]uint64 {
@@ -61,7 +63,7 @@ func viewOf(t *testing.T, p *MemoryProfile, nodes map[string]NodeMetrics, zeros 
 			"peak_bytes":              p.Summary.PeakBytes,
 			"peak_timestamp_ns":       p.Summary.PeakTimestampNs,
 			"peak_device":             p.Summary.PeakDevice,
-			"peak_by_category":        nonZero(p.Summary.PeakByCategory),
+			"peak_by_category":        byCategory(p.Summary.PeakByCategory),
 			"autograd_retained_bytes": p.Summary.AutogradRetainedBytes,
 			"preexisting_bytes":       p.Summary.PreexistingBytes,
 		},
