@@ -566,8 +566,9 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 
 // Add replays one memory event. It returns an error wrapping ErrOutOfOrder
 // for an event stamped before the previous one; an error naming the tensor
-// and matching ErrInvalidEvent for an Action or Category out of range (only
-// an event built in Go can have one; Validate names them in a document);
+// and an *EventError (matching ErrInvalidEvent) for an Action or Category
+// out of range (only an event built in Go can have one; Validate names them
+// in a document);
 // and the error of invalid options, wrapping ErrInvalidOptions. On an
 // error the Analyzer is as it was. The Analyzer copies the event but not
 // its Shape's elements: the caller may reuse *ev for the next event, but
@@ -587,11 +588,8 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 	if ev.TimestampNs < a.lastTs {
 		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
 	}
-	if ev.Action != ActionAlloc && ev.Action != ActionFree {
-		return &eventError{fmt.Sprintf("tensor %q at %d ns: invalid action %d", ev.TensorID, ev.TimestampNs, ev.Action)}
-	}
-	if ev.Category >= NumCategories {
-		return &eventError{fmt.Sprintf("tensor %q at %d ns: invalid category %d", ev.TensorID, ev.TimestampNs, ev.Category)}
+	if (ev.Action != ActionAlloc && ev.Action != ActionFree) || ev.Category >= NumCategories {
+		return eventErrors(ev, -1)[0]
 	}
 	a.lastTs = ev.TimestampNs
 	a.closeSpansBefore(ev.TimestampNs)

@@ -454,30 +454,45 @@ func TestInvalidCategory(t *testing.T) {
 	}
 }
 
-// TestInvalidEventMessage: an invalid event's error names the tensor and
-// its time, and Analyze adds its index once, without repeating the record
-// kind; both match ErrInvalidEvent (TestSentinelsDistinct checks that no
-// other error does).
+// TestInvalidEventMessage: an invalid event's error is an *EventError that
+// names the tensor and its time, and for Analyze the event's index, once,
+// without repeating the record kind; it matches ErrInvalidEvent
+// (TestSentinelsDistinct checks that no other error does).
 func TestInvalidEventMessage(t *testing.T) {
 	tests := []struct {
 		name, reason string
 		ev           MemoryEvent
 		want         string
+		wantErr      EventError // for Add; Analyze's has Index 1
 	}{
 		{"action", "an action out of range", MemoryEvent{TimestampNs: 5, TensorID: "t1", Device: "d", Bytes: 1, Action: 7},
-			`tensor "t1" at 5 ns: invalid action 7`},
+			`tensor "t1" at 5 ns: invalid action 7`, EventError{-1, "t1", 5, "action", 7}},
 		{"category", "a category out of range", MemoryEvent{TimestampNs: 5, TensorID: "t1", Device: "d", Bytes: 1, Category: 9},
-			`tensor "t1" at 5 ns: invalid category 9`},
+			`tensor "t1" at 5 ns: invalid category 9`, EventError{-1, "t1", 5, "category", 9}},
+		{"both", "an event with both out of range is reported for its action, as Validate lists it first",
+			MemoryEvent{TimestampNs: 6, TensorID: "t2", Device: "d", Bytes: 1, Action: 2, Category: NumCategories},
+			`tensor "t2" at 6 ns: invalid action 2`, EventError{-1, "t2", 6, "action", 2}},
+	}
+	check := func(what string, err error, want string, wantErr EventError, reason string) {
+		t.Helper()
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalidEvent) {
+			t.Errorf("%s: %v, want %q matching ErrInvalidEvent (%s)", what, err, want, reason)
+		}
+		var ee *EventError
+		if !errors.As(err, &ee) {
+			t.Errorf("%s: %v is not an *EventError (%s)", what, err, reason)
+		} else if diff := cmp.Diff(wantErr, *ee); diff != "" {
+			t.Errorf("%s: %s: EventError (-want +got):\n%s", what, reason, diff)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := NewAnalyzer(Options{}).Add(&tt.ev); err == nil || err.Error() != tt.want || !errors.Is(err, ErrInvalidEvent) {
-				t.Errorf("Add: %v, want %q matching ErrInvalidEvent (%s)", err, tt.want, tt.reason)
-			}
+			check("Add", NewAnalyzer(Options{}).Add(&tt.ev), tt.want, tt.wantErr, tt.reason)
 			doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "t0", Device: "d", Bytes: 1}, tt.ev}}
-			if _, err := Analyze(doc, Options{}); err == nil || err.Error() != "memory[1]: "+tt.want || !errors.Is(err, ErrInvalidEvent) {
-				t.Errorf("Analyze: %v, want %q matching ErrInvalidEvent (%s)", err, "memory[1]: "+tt.want, tt.reason)
-			}
+			_, err := Analyze(doc, Options{})
+			wantErr := tt.wantErr
+			wantErr.Index = 1
+			check("Analyze", err, "memory[1]: "+tt.want, wantErr, tt.reason)
 		})
 	}
 }

@@ -102,16 +102,46 @@ var ErrInvalidOptions = errors.New("invalid options")
 
 // ErrInvalidEvent is matched (errors.Is) by the errors of Analyze,
 // Analyzer.Add, Validate, WriteJSON and WriteJSONL for a memory event whose
-// Action or Category is out of range: only an event built in Go can have
-// one, as the readers refuse such values.
+// Action or Category is out of range (each an *EventError): only an event
+// built in Go can have one, as the readers refuse such values.
 var ErrInvalidEvent = errors.New("invalid memory event")
 
-// eventError is the error of an invalid event: its text names the event and
-// the value, and it matches ErrInvalidEvent.
-type eventError struct{ msg string }
+// EventError is the error of a memory event whose Action or Category is out
+// of range; it matches ErrInvalidEvent. Only an event built in Go can have
+// one: the readers refuse such values.
+type EventError struct {
+	Index       int    // the event's index in TraceDocument.Memory; -1 for an event given to Analyzer.Add
+	TensorID    string // the event's tensor id
+	TimestampNs uint64 // the event's time, ns since trace start
+	Field       string // the field out of range: "action" or "category"
+	Value       uint8  // the field's value
+}
 
-func (e *eventError) Error() string        { return e.msg }
-func (e *eventError) Is(target error) bool { return target == ErrInvalidEvent }
+// Error renders e.g. `memory[3]: tensor "t1" at 5 ns: invalid action 7`,
+// without the `memory[3]: ` for an Index of -1.
+func (e *EventError) Error() string {
+	s := fmt.Sprintf("tensor %q at %d ns: invalid %s %d", e.TensorID, e.TimestampNs, e.Field, e.Value)
+	if e.Index >= 0 {
+		s = fmt.Sprintf("memory[%d]: %s", e.Index, s)
+	}
+	return s
+}
+
+// Is reports whether target is ErrInvalidEvent.
+func (e *EventError) Is(target error) bool { return target == ErrInvalidEvent }
+
+// eventErrors returns an *EventError for each field of ev out of range,
+// action first, for the event at index (-1 when it is not a document's).
+func eventErrors(ev *MemoryEvent, index int) []error {
+	var errs []error
+	if ev.Action != ActionAlloc && ev.Action != ActionFree {
+		errs = append(errs, &EventError{index, ev.TensorID, ev.TimestampNs, "action", uint8(ev.Action)})
+	}
+	if ev.Category >= NumCategories {
+		errs = append(errs, &EventError{index, ev.TensorID, ev.TimestampNs, "category", uint8(ev.Category)})
+	}
+	return errs
+}
 
 // AnalyzeMemory is Analyze with default options. It returns nil only for a
 // document that Analyze rejects, which a reader never returns.
@@ -271,6 +301,10 @@ func replayDocument(doc *TraceDocument, opts Options, nodes bool) (*Analyzer, er
 		}
 		i := at(k)
 		if err := a.add(&mem[i], hashes[k%len(hashes)], true); err != nil {
+			if ee, ok := err.(*EventError); ok {
+				ee.Index = i
+				return nil, ee
+			}
 			return nil, fmt.Errorf("memory[%d]: %w", i, err)
 		}
 	}

@@ -30,7 +30,7 @@ func (e *SpanCycleError) Error() string {
 // cycle (the analyses cut the link that closes it), span ids that are also
 // the default node id "{span}/op/{index}" of an op (node metrics keep the
 // span's node, and the op has none), and memory events whose action or
-// category is out of range (matching ErrInvalidEvent). Callers may run it
+// category is out of range (*EventError, matching ErrInvalidEvent). Callers may run it
 // before an analysis to learn what the analysis will work around.
 func (doc *TraceDocument) Validate() error {
 	var errs []error
@@ -48,13 +48,7 @@ func (doc *TraceDocument) Validate() error {
 	}
 	errs = append(errs, doc.opIDClashes()...)
 	for i := range doc.Memory {
-		ev := &doc.Memory[i]
-		if ev.Action != ActionAlloc && ev.Action != ActionFree {
-			errs = append(errs, &eventError{fmt.Sprintf("memory[%d]: invalid action %d", i, ev.Action)})
-		}
-		if ev.Category >= NumCategories {
-			errs = append(errs, &eventError{fmt.Sprintf("memory[%d]: invalid category %d", i, ev.Category)})
-		}
+		errs = append(errs, eventErrors(&doc.Memory[i], i)...)
 	}
 	return errors.Join(errs...)
 }

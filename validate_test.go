@@ -21,12 +21,12 @@ func TestValidateMemoryEvents(t *testing.T) {
 	}{
 		{"in range", "the last action and the last category are valid", []MemoryEvent{ok, ok}, nil},
 		{"action just past free", "2 is the first action out of range; the event is memory[1]",
-			[]MemoryEvent{ok, {Action: 2}}, []string{"memory[1]: invalid action 2"}},
+			[]MemoryEvent{ok, {Action: 2}}, []string{`memory[1]: tensor "" at 0 ns: invalid action 2`}},
 		{"category just past the last", "NumCategories is the first category out of range; the event is memory[2]",
-			[]MemoryEvent{ok, ok, {Category: NumCategories}}, []string{"memory[2]: invalid category 5"}},
+			[]MemoryEvent{ok, ok, {Category: NumCategories}}, []string{`memory[2]: tensor "" at 0 ns: invalid category 5`}},
 		{"both in one event, then another", "every problem is reported, each with its own index",
-			[]MemoryEvent{ok, {Action: 200, Category: 9}, ok, {Action: 3}},
-			[]string{"memory[1]: invalid action 200", "memory[1]: invalid category 9", "memory[3]: invalid action 3"}},
+			[]MemoryEvent{ok, {TimestampNs: 4, TensorID: "t1", Action: 200, Category: 9}, ok, {Action: 3}},
+			[]string{`memory[1]: tensor "t1" at 4 ns: invalid action 200`, `memory[1]: tensor "t1" at 4 ns: invalid category 9`, `memory[3]: tensor "" at 0 ns: invalid action 3`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,6 +35,13 @@ func TestValidateMemoryEvents(t *testing.T) {
 				got = append(got, err.Error())
 				if !errors.Is(err, ErrInvalidEvent) {
 					t.Errorf("%v does not match ErrInvalidEvent", err)
+				}
+				// The error's fields say what its text says.
+				var ee *EventError
+				if !errors.As(err, &ee) {
+					t.Errorf("%v is not an *EventError", err)
+				} else if ev := tc.memory[ee.Index]; ee.TensorID != ev.TensorID || ee.TimestampNs != ev.TimestampNs {
+					t.Errorf("%v: %+v does not name memory[%d] (%+v)", err, *ee, ee.Index, ev)
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

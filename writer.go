@@ -57,12 +57,8 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 		}
 	}
 	for i := range doc.Memory {
-		ev := &doc.Memory[i]
-		if ev.Action != ActionAlloc && ev.Action != ActionFree {
-			return nil, &eventError{fmt.Sprintf("%s: memory[%d]: action: invalid MemoryAction %d", op, i, ev.Action)}
-		}
-		if ev.Category >= NumCategories {
-			return nil, &eventError{fmt.Sprintf("%s: memory[%d]: category: invalid Category %d", op, i, ev.Category)}
+		if errs := eventErrors(&doc.Memory[i], i); errs != nil {
+			return nil, fmt.Errorf("%s: %w", op, errs[0])
 		}
 	}
 	for i := range doc.Gradients {

@@ -458,14 +458,14 @@ func TestWriteJSONLErrors(t *testing.T) {
 		{"nan norm", "JSON has no NaN; refused before anything is written, with its index (from a user trial: WriteJSON had written 135 bytes)", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.NaN())}}}, `^write jsonl: gradients\[0\]: norm: NaN is not a finite number \(JSON has none\)$`},
 		{"inf norm", "JSON has no infinity, of either sign", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(1)}, {Norm: rdF64(math.Inf(-1))}}}, `^write jsonl: gradients\[1\]: norm: -Inf is not a finite number`},
 		{"plus inf norm", "likewise", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.Inf(1))}}}, `^write jsonl: gradients\[0\]: norm: \+Inf is not a finite number`},
-		{"bad action", "an enumeration out of range; a memory event's is refused before anything is written", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `^write jsonl: memory\[0\]: action: invalid MemoryAction 7$`},
+		{"bad action", "an enumeration out of range; a memory event's is refused before anything is written", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `^write jsonl: memory\[0\]: tensor "" at 0 ns: invalid action 7$`},
 		{"bad step", "an enumeration out of range", &TraceDocument{Spans: []Span{{Step: 9}}}, `span_start: step: .*invalid Step 9`},
 		{"bad schema", "ReadTrace refuses an unsupported schema", &TraceDocument{Schema: "foo"}, `^write jsonl: meta: schema: unsupported schema "foo"`},
 		{"duplicate span", "ReadTrace refuses a span id used twice", &TraceDocument{Spans: []Span{{ID: "a"}, {ID: "b"}, {ID: "a"}}}, `^write jsonl: spans\[2\]: id: duplicate span id "a"`},
 		{"open span with a duration", "a span that is not closed has no duration; JSONL would drop it, the document form be refused", &TraceDocument{Spans: []Span{{ID: "a", DurationNs: 5}}}, `^write jsonl: spans\[0\]: duration_ns: 5 for span "a", which is not closed`},
 		{"open span with a duration of 1", "any duration, even the smallest, of a span that is not closed is refused", &TraceDocument{Spans: []Span{{ID: "z"}, {ID: "a", DurationNs: 1}}}, `^write jsonl: spans\[1\]: duration_ns: 1 for span "a", which is not closed`},
-		{"action just out of range", "the first value past the last name is out of range, not a name", &TraceDocument{Memory: []MemoryEvent{{}, {Action: 2}}}, `^write jsonl: memory\[1\]: action: invalid MemoryAction 2$`},
-		{"memory category just out of range", "likewise for a memory event's category", &TraceDocument{Memory: []MemoryEvent{{Category: NumCategories}}}, `^write jsonl: memory\[0\]: category: invalid Category 5$`},
+		{"action just out of range", "the first value past the last name is out of range, not a name", &TraceDocument{Memory: []MemoryEvent{{}, {Action: 2}}}, `^write jsonl: memory\[1\]: tensor "" at 0 ns: invalid action 2$`},
+		{"memory category just out of range", "likewise for a memory event's category", &TraceDocument{Memory: []MemoryEvent{{Category: NumCategories}}}, `^write jsonl: memory\[0\]: tensor "" at 0 ns: invalid category 5$`},
 		{"step just out of range", "the first value past the last name is out of range", &TraceDocument{Spans: []Span{{ID: "a", Step: 4}}}, `span_start: step: .*invalid Step 4`},
 		{"phase just out of range", "the first value past the last name is out of range", &TraceDocument{Run: Run{Phase: 2}}, `meta: phase: .*invalid Phase 2`},
 		{"category just out of range", "the first value past the last name is out of range", &TraceDocument{Tensors: []Tensor{{Category: NumCategories}}}, `tensor: category: .*invalid Category 5`},
@@ -473,7 +473,7 @@ func TestWriteJSONLErrors(t *testing.T) {
 		{"invalid utf8 tag value", "tag values must be UTF-8", &TraceDocument{Run: Run{Tags: map[string]string{"k": "v\xff"}}}, `meta: tags: .*UTF-8`},
 		{"invalid utf8 tag key", "tag keys must be UTF-8", &TraceDocument{Run: Run{Tags: map[string]string{"k\xff": "v"}}}, `meta: tags: .*UTF-8`},
 		{"first error wins", "of two bad values in a record the first one written is reported", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", SpanID: "s\xff"}}}, `memory: tensor_id: .*UTF-8`},
-		{"invalid event first", "a memory event's action out of range is refused before any value is written, as Analyze refuses it", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", Action: 7}}}, `^write jsonl: memory\[0\]: action: invalid MemoryAction 7$`},
+		{"invalid event first", "a memory event's action out of range is refused before any value is written, as Analyze refuses it", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff", Action: 7}}}, `^write jsonl: memory\[0\]: tensor "t\\xff" at 0 ns: invalid action 7$`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -487,6 +487,10 @@ func TestWriteJSONLErrors(t *testing.T) {
 			invalidEvent := strings.HasPrefix(tc.want, `^write jsonl: memory\[`)
 			if errors.Is(err, ErrInvalidEvent) != invalidEvent {
 				t.Errorf("%s: errors.Is(%v, ErrInvalidEvent) = %v", tc.reason, err, !invalidEvent)
+			}
+			var ee *EventError
+			if errors.As(err, &ee) && (!invalidEvent || ee.Index != len(tc.doc.Memory)-1) {
+				t.Errorf("%s: %v: *EventError %+v, want one naming the last memory event only for an invalid event", tc.reason, err, *ee)
 			}
 			if strings.HasPrefix(tc.want, "^write jsonl: ") {
 				if buf.Len() != 0 {
