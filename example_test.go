@@ -198,7 +198,8 @@ func ExampleAnalyze() {
 
 // Validate tells what an analysis would work around in a document built
 // by hand: here a span id used twice and spans that are each other's
-// parent.
+// parent; and what it would refuse: a memory event whose category is out of
+// range.
 func ExampleTraceDocument_Validate() {
 	doc := &tracemem.TraceDocument{
 		Schema: tracemem.SchemaV6,
@@ -207,13 +208,22 @@ func ExampleTraceDocument_Validate() {
 			{ID: "b", ParentID: "a", Name: "inner"},
 			{ID: "a", Name: "again"},
 		},
+		Memory: []tracemem.MemoryEvent{
+			{TimestampNs: 5, TensorID: "t1", Device: "cuda:0", Bytes: 64, Category: tracemem.NumCategories},
+		},
 	}
 	err := doc.Validate()
 	var cycle *tracemem.SpanCycleError
 	fmt.Println("cycle:", errors.As(err, &cycle))
+	var bad *tracemem.EventError
+	if errors.As(err, &bad) {
+		fmt.Println("invalid event: memory index", bad.Index, bad.Field, bad.Value)
+	}
 	fmt.Println(err)
 	// Output:
 	// cycle: true
+	// invalid event: memory index 0 category 5
 	// span "a": duplicate span id
 	// span "b": parent links form a cycle (a -> b); the link to its parent is cut
+	// memory[0]: tensor "t1" at 5 ns: invalid category 5
 }
