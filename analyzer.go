@@ -565,12 +565,11 @@ func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 }
 
 // Add replays one memory event. It returns an error wrapping ErrOutOfOrder
-// for an event stamped before the previous one; an error naming the tensor
-// and an *EventError (matching ErrInvalidEvent) for an Action or Category
-// out of range (only an event built in Go can have one; Validate names them
-// in a document);
-// and the error of invalid options, wrapping ErrInvalidOptions. On an
-// error the Analyzer is as it was. The Analyzer copies the event but not
+// for an event stamped before the previous one; an *EventError, which names
+// the tensor and matches ErrInvalidEvent, for an Action or Category out of
+// range (only an event built in Go can have one; Validate names them in a
+// document); and the error of invalid options, wrapping ErrInvalidOptions.
+// On an error the Analyzer is as it was. The Analyzer copies the event but not
 // its Shape's elements: the caller may reuse *ev for the next event, but
 // must give it a new Shape slice rather than overwrite the elements of the
 // one passed here, which a profile's peak breakdown may show.

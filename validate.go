@@ -30,8 +30,9 @@ func (e *SpanCycleError) Error() string {
 // cycle (the analyses cut the link that closes it), span ids that are also
 // the default node id "{span}/op/{index}" of an op (node metrics keep the
 // span's node, and the op has none), and memory events whose action or
-// category is out of range (*EventError, matching ErrInvalidEvent). Callers may run it
-// before an analysis to learn what the analysis will work around.
+// category is out of range (an *EventError each, matching ErrInvalidEvent).
+// Callers may run it before an analysis to learn what the analysis will work
+// around.
 func (doc *TraceDocument) Validate() error {
 	var errs []error
 	seen := make(map[string]bool, len(doc.Spans))
