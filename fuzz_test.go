@@ -207,7 +207,7 @@ func TestReadTraceNoPanicTruncations(t *testing.T) {
 		}
 	}
 	z := rdGzip(t, full)
-	for n := 0; n < len(z); n++ {
+	for n := range z {
 		if _, err := ReadTrace(bytes.NewReader(z[:n])); err == nil && n < len(z)-8 {
 			t.Errorf("gzip prefix of %d of %d bytes read without error", n, len(z))
 		}

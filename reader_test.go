@@ -63,8 +63,7 @@ func rdManyFields(kind string, n int) string {
 	return b.String() + "}"
 }
 
-func rdU64(v uint64) *uint64   { return &v }
-func rdF64(v float64) *float64 { return &v }
+func rdU64(v uint64) *uint64 { return new(v) }
 
 // fullDoc is the document of rdLines(tMeta, tRoot, tChild, tOp, tTensor, tMem,
 // tDevMem, tMemNoCat, tGradient, tEdge, tChildEnd, tRootEnd), built by hand.
@@ -89,7 +88,7 @@ func rdFullDoc() *TraceDocument {
 				Action: ActionFree, Shape: []uint64{10, 10}, DType: "f32", Category: CategoryOther},
 		},
 		DeviceMemory: []DeviceMemorySample{{Device: "cuda:0", UsedBytes: 10, FreeBytes: 90, CapacityBytes: rdU64(100)}},
-		Gradients:    []Gradient{{EventID: "g1", Root: "model", Key: "w", State: GradientPresent, Norm: rdF64(1.5)}},
+		Gradients:    []Gradient{{EventID: "g1", Root: "model", Key: "w", State: GradientPresent, Norm: new(1.5)}},
 		Edges:        []Edge{{FromSpan: "root", ToSpan: "c", DurationNs: 7}},
 	}
 }
@@ -182,9 +181,9 @@ func TestReadTraceValid(t *testing.T) {
 			rdLines(tMeta, strings.Replace(tGradient, `"norm":1.5`, `"norm":0.25`, 1), strings.Replace(tGradient, `"norm":1.5`, `"norm":9.5`, 1)),
 			minimal(func(d *TraceDocument) {
 				g := rdFullDoc().Gradients[0]
-				g.Norm = rdF64(0.25)
+				g.Norm = new(0.25)
 				h := g
-				h.Norm = rdF64(9.5)
+				h.Norm = new(9.5)
 				d.Gradients = []Gradient{g, h}
 			})},
 		{"null arrays and objects", "null is empty for shape, inputs and tags (documented; from a clean-room check)",

@@ -369,7 +369,7 @@ func TestWriteJSONLAbsentFields(t *testing.T) {
 		"op":     {"inputs", "shape"},
 		"memory": {"category", "shape"},
 	}
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		if err := stdjson.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
@@ -455,9 +455,9 @@ func TestWriteJSONLErrors(t *testing.T) {
 		want         string
 	}{
 		{"invalid utf8", "strings must be UTF-8 to be JSON", &TraceDocument{Memory: []MemoryEvent{{TensorID: "t\xff"}}}, `memory: tensor_id: .*UTF-8`},
-		{"nan norm", "JSON has no NaN; refused before anything is written, with its index (from a user trial: WriteJSON had written 135 bytes)", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.NaN())}}}, `^write jsonl: gradients\[0\]: norm: NaN is not a finite number \(JSON has none\)$`},
-		{"inf norm", "JSON has no infinity, of either sign", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(1)}, {Norm: rdF64(math.Inf(-1))}}}, `^write jsonl: gradients\[1\]: norm: -Inf is not a finite number`},
-		{"plus inf norm", "likewise", &TraceDocument{Gradients: []Gradient{{Norm: rdF64(math.Inf(1))}}}, `^write jsonl: gradients\[0\]: norm: \+Inf is not a finite number`},
+		{"nan norm", "JSON has no NaN; refused before anything is written, with its index (from a user trial: WriteJSON had written 135 bytes)", &TraceDocument{Gradients: []Gradient{{Norm: new(math.NaN())}}}, `^write jsonl: gradients\[0\]: norm: NaN is not a finite number \(JSON has none\)$`},
+		{"inf norm", "JSON has no infinity, of either sign", &TraceDocument{Gradients: []Gradient{{Norm: new(1.0)}, {Norm: new(math.Inf(-1))}}}, `^write jsonl: gradients\[1\]: norm: -Inf is not a finite number`},
+		{"plus inf norm", "likewise", &TraceDocument{Gradients: []Gradient{{Norm: new(math.Inf(1))}}}, `^write jsonl: gradients\[0\]: norm: \+Inf is not a finite number`},
 		{"bad action", "an enumeration out of range; a memory event's is refused before anything is written", &TraceDocument{Memory: []MemoryEvent{{Action: 7}}}, `^write jsonl: memory\[0\]: tensor "" at 0 ns: invalid action 7$`},
 		{"bad step", "an enumeration out of range", &TraceDocument{Spans: []Span{{Step: 9}}}, `span_start: step: .*invalid Step 9`},
 		{"bad schema", "ReadTrace refuses an unsupported schema", &TraceDocument{Schema: "foo"}, `^write jsonl: meta: schema: unsupported schema "foo"`},
@@ -521,7 +521,7 @@ func regexpMatch(pat, s string) bool { return regexp.MustCompile(pat).MatchStrin
 func wrRecords(t *testing.T, jsonl string) []string {
 	t.Helper()
 	var out []string
-	for _, line := range strings.Split(strings.TrimSuffix(jsonl, "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSuffix(jsonl, "\n"), "\n") {
 		var r struct {
 			Kind        string  `json:"kind"`
 			ID          string  `json:"id"`
@@ -669,7 +669,7 @@ func TestWriteValuesRoundTrip(t *testing.T) {
 		{"norms", "a norm reads back to the same float64 (its text: TestWriteNormText)",
 			base(func(d *TraceDocument) {
 				for _, v := range []float64{0.1, 1.0 / 3, math.Pi, 1e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.123456789} {
-					d.Gradients = append(d.Gradients, Gradient{EventID: "g", Norm: rdF64(v)})
+					d.Gradients = append(d.Gradients, Gradient{EventID: "g", Norm: new(v)})
 				}
 			})},
 		{"largest uint64", "unsigned fields are written in full",
@@ -773,7 +773,7 @@ func TestWriteJSONLFieldNames(t *testing.T) {
 		return ks
 	}
 	want := map[string][]string{"op": keys(op), "tensor": keys(tensor)}
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		if err := stdjson.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
@@ -806,7 +806,7 @@ func TestWriteNormText(t *testing.T) {
 		{0.1, "0.1"}, {1.5, "1.5"}, {100, "100"}, {1.0 / 3, "0.3333333333333333"},
 		{1e-300, "1e-300"}, {0.0001, "0.0001"}, {0.00001, "1e-05"}, {123456, "123456"}, {1234567, "1.234567e+06"}, {1e21, "1e+21"},
 	} {
-		doc := &TraceDocument{Gradients: []Gradient{{EventID: "g", Norm: rdF64(c.v)}}}
+		doc := &TraceDocument{Gradients: []Gradient{{EventID: "g", Norm: new(c.v)}}}
 		var b bytes.Buffer
 		if err := doc.WriteJSONL(&b); err != nil {
 			t.Fatal(err)

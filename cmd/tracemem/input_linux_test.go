@@ -150,7 +150,7 @@ func TestProgressPausedForOutput(t *testing.T) {
 	if !strings.Contains(got, "ETA ") {
 		t.Fatalf("no bar drawn: %q", got)
 	}
-	for _, line := range strings.Split(got, "\n") {
+	for line := range strings.SplitSeq(got, "\n") {
 		if v := visible(line); strings.Contains(v, "ETA ") {
 			t.Errorf("a line shows a bar: %q (written %q)", v, line)
 		}

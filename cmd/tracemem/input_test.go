@@ -125,7 +125,7 @@ func TestSummarySeveralFiles(t *testing.T) {
 	}
 	table := r.stdout[strings.Index(r.stdout, "Files (* = highest peak)"):]
 	var order []string
-	for _, line := range strings.Split(table, "\n") {
+	for line := range strings.SplitSeq(table, "\n") {
 		for _, f := range files {
 			if strings.Contains(line, f) {
 				order = append(order, f)

@@ -121,7 +121,7 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			var args []string
-			for _, a := range strings.Fields(header["args"]) {
+			for a := range strings.FieldsSeq(header["args"]) {
 				switch a {
 				case "SAMPLE":
 					a = sample(t)
@@ -167,7 +167,7 @@ func TestGolden(t *testing.T) {
 // parseHeader reads the "key: value" lines of a golden file's comment.
 func parseHeader(t *testing.T, comment string) map[string]string {
 	h := make(map[string]string)
-	for _, line := range strings.Split(comment, "\n") {
+	for line := range strings.SplitSeq(comment, "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok {
 			h[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}

@@ -40,11 +40,11 @@ type filesRow struct {
 func filesTable(t *testing.T, stdout string) []filesRow {
 	t.Helper()
 	const title = "Files (* = highest peak)\n"
-	i := strings.Index(stdout, title)
-	if i < 0 {
+	_, after, ok := strings.Cut(stdout, title)
+	if !ok {
 		t.Fatalf("no files table in:\n%s", stdout)
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout[i+len(title):], "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(after, "\n"), "\n")
 	var rows []filesRow
 	for _, line := range lines[1:] { // lines[0] is the header
 		if len(line) < 4 || !strings.HasPrefix(line, "  ") {
@@ -272,7 +272,7 @@ func TestSummaryScalarShape(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	var row []string
-	for _, line := range strings.Split(r.stdout, "\n") {
+	for line := range strings.SplitSeq(r.stdout, "\n") {
 		if f := strings.Fields(line); len(f) > 0 && f[0] == "4" && len(f) >= 6 && f[5] == "sum" {
 			row = f // BYTES is "4 B": fields 4, B, CATEGORY, DTYPE, SHAPE, OP, ...
 		}

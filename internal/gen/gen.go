@@ -463,7 +463,7 @@ func (g *gen) tensor(pre byte, dev, dtype, cat uint8, shape [4]uint64, nd uint8)
 	g.nextTensor++
 	t := tensor{shape: shape, id: g.nextTensor, pre: pre, dev: dev, dtype: dtype, cat: cat, nd: nd}
 	n := uint64(1)
-	for i := uint8(0); i < nd; i++ {
+	for i := range nd {
 		n *= shape[i]
 	}
 	t.bytes = n * dtSize[dtype]

@@ -624,7 +624,7 @@ func TestPairing(t *testing.T) {
 	// (9 parameters), the first forward op allocates the 10th event, and
 	// MemoryEvents 13 leaves the 3 a double free needs (found by mutation:
 	// a double free skipped with exactly 3 left went unnoticed).
-	for seed := int64(0); seed < 3; seed++ {
+	for seed := range int64(3) {
 		if _, st := generate(t, gen.Config{Seed: seed, MemoryEvents: 13, Anomalies: true}); st.DoubleFrees != 1 {
 			t.Errorf("seed %d, 13 events: %d double frees, want the first op's one", seed, st.DoubleFrees)
 		}
