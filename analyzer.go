@@ -587,7 +587,7 @@ func (a *Analyzer) add(ev *MemoryEvent, h uint64, keep bool) error {
 	if ev.TimestampNs < a.lastTs {
 		return fmt.Errorf("%w: timestamp_ns %d comes after %d", ErrOutOfOrder, ev.TimestampNs, a.lastTs)
 	}
-	if (ev.Action != ActionAlloc && ev.Action != ActionFree) || ev.Category >= NumCategories {
+	if !ev.Action.valid() || !ev.Category.valid() {
 		return eventErrors(ev, -1)[0]
 	}
 	a.lastTs = ev.TimestampNs

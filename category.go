@@ -41,6 +41,9 @@ var Categories = [NumCategories]Category{
 // Categories made at start-up.
 var displayOrder = Categories
 
+// valid reports whether c is below NumCategories, one of the categories.
+func (c Category) valid() bool { return c < NumCategories }
+
 // String returns the category's JSON name ("activation"), or
 // "Category(n)" for a value out of range.
 func (c Category) String() string { return enumString(categoryNames, int(c), "Category") }
@@ -102,7 +105,7 @@ type CategoryBytes struct {
 // Get returns the bytes of category c: 0 when c is absent (not in
 // Present, whatever Bytes holds for it) or not a category.
 func (b CategoryBytes) Get(c Category) uint64 {
-	if c >= NumCategories || !b.Present.Has(c) {
+	if !c.valid() || !b.Present.Has(c) {
 		return 0
 	}
 	return b.Bytes[c]

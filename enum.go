@@ -87,6 +87,9 @@ const (
 
 var actionNames = []string{"alloc", "free"}
 
+// valid reports whether a is one of the actions above.
+func (a MemoryAction) valid() bool { return a <= ActionFree }
+
 // String returns the action's JSON name, or "MemoryAction(n)" out of range.
 func (a MemoryAction) String() string { return enumString(actionNames, int(a), "MemoryAction") }
 

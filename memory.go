@@ -134,10 +134,10 @@ func (e *EventError) Is(target error) bool { return target == ErrInvalidEvent }
 // action first, for the event at index (-1 when it is not a document's).
 func eventErrors(ev *MemoryEvent, index int) []error {
 	var errs []error
-	if ev.Action != ActionAlloc && ev.Action != ActionFree {
+	if !ev.Action.valid() {
 		errs = append(errs, &EventError{index, ev.TensorID, ev.TimestampNs, "action", uint8(ev.Action)})
 	}
-	if ev.Category >= NumCategories {
+	if !ev.Category.valid() {
 		errs = append(errs, &EventError{index, ev.TensorID, ev.TimestampNs, "category", uint8(ev.Category)})
 	}
 	return errs

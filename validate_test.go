@@ -40,6 +40,8 @@ func TestValidateMemoryEvents(t *testing.T) {
 				var ee *EventError
 				if !errors.As(err, &ee) {
 					t.Errorf("%v is not an *EventError", err)
+				} else if ee.Index < 0 || ee.Index >= len(tc.memory) {
+					t.Errorf("%v: index %d is not one of the %d events", err, ee.Index, len(tc.memory))
 				} else if ev := tc.memory[ee.Index]; ee.TensorID != ev.TensorID || ee.TimestampNs != ev.TimestampNs {
 					t.Errorf("%v: %+v does not name memory[%d] (%+v)", err, *ee, ee.Index, ev)
 				}
