@@ -156,7 +156,7 @@ func TestSummaryTopOne(t *testing.T) {
 	_, section, _ := strings.Cut(r.stdout, "\nTop ")
 	section, _, _ = strings.Cut(section, "\n\n")
 	lines := strings.Split(section, "\n")
-	if r.code != 0 || !strings.HasPrefix(section, "1 allocations at the peak") || len(lines) != 3 {
+	if r.code != 0 || !strings.HasPrefix(section, "1 allocation at the peak") || len(lines) != 3 {
 		t.Errorf("summary --top 1: exit %d, section:\nTop %s\nwant a heading, a header and one row", r.code, section)
 	}
 }

@@ -116,7 +116,7 @@ func writeNodes(w io.Writer, t *trace, by nodeSort, top int) {
 	if by == sortBytes {
 		metric = "requested bytes"
 	}
-	fmt.Fprintf(w, "top %d of %d nodes by %s (sizes 1024-based)", len(ranked), len(t.nodes), metric)
+	fmt.Fprintf(w, "top %d of %d %s by %s (sizes 1024-based)", len(ranked), len(t.nodes), plural(uint64(len(t.nodes)), "node", "nodes"), metric)
 	if zero > 0 {
 		fmt.Fprintf(w, "; %d with 0 not listed", zero)
 	}

@@ -117,7 +117,7 @@ func writeReport(w io.Writer, t *trace) error {
 	if !hasMemory(p) {
 		row("Peak", "none (no memory events)")
 	} else {
-		row("Peak", fmt.Sprintf("%s (%d bytes) on %s at %s ms", formatBytes(s.PeakBytes), s.PeakBytes, orDash(s.PeakDevice), formatMs(s.PeakTimestampNs)))
+		row("Peak", fmt.Sprintf("%s (%d %s) on %s at %s ms", formatBytes(s.PeakBytes), s.PeakBytes, plural(s.PeakBytes, "byte", "bytes"), orDash(s.PeakDevice), formatMs(s.PeakTimestampNs)))
 		var cats []string
 		for c, v := range s.PeakByCategory.All() {
 			if v > 0 {
@@ -129,12 +129,11 @@ func writeReport(w io.Writer, t *trace) error {
 		}
 		row("Peak by category", strings.Join(cats, ", "))
 	}
-	row("Events", fmt.Sprintf("%d allocs, %d frees, %s allocated in total", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes)))
+	row("Events", events(s))
 	row("Pre-existing", formatBytes(s.PreexistingBytes))
 	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes)+" (live just before the first memory event of a backward step)")
 	a := &p.Anomalies
-	row("Anomalies", fmt.Sprintf("%d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches",
-		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches))
+	row("Anomalies", anomalies(a))
 	for _, n := range allocatorNotes(t) {
 		row(n[0], n[1])
 	}
@@ -153,7 +152,7 @@ func writeReport(w io.Writer, t *trace) error {
 
 	if hasMemory(p) {
 		n := min(reportTopAllocations, len(p.PeakBreakdown))
-		fmt.Fprintf(&b, "<h2>Top %d allocations at the peak (of %d live on %s)</h2>\n", n, len(p.PeakBreakdown), esc(orDash(s.PeakDevice)))
+		fmt.Fprintf(&b, "<h2>Top %d %s at the peak (of %d live on %s)</h2>\n", n, plural(uint64(n), "allocation", "allocations"), len(p.PeakBreakdown), esc(orDash(s.PeakDevice)))
 		b.WriteString("<table>\n<tr><th class=\"n\">bytes</th><th>category</th><th>dtype</th><th>shape</th><th>op</th><th>tensor</th><th>span path</th></tr>\n")
 		for _, a := range p.PeakBreakdown[:n] {
 			fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",

@@ -1362,7 +1362,7 @@ func TestReportSummaryTable(t *testing.T) {
 		"Events":                        "7 allocs, 5 frees, 3.00 MiB allocated in total",
 		"Pre-existing":                  "2.00 KiB",
 		"Autograd-retained activations": "5.00 KiB (live just before the first memory event of a backward step)",
-		"Anomalies":                     "1 unmatched frees, 2 double frees, 3 duplicate allocs, 4 size mismatches",
+		"Anomalies":                     "1 unmatched free, 2 double frees, 3 duplicate allocs, 4 size mismatches",
 	} {
 		if got[k] != want {
 			t.Errorf("row %q = %q, want %q", k, got[k], want)

@@ -115,7 +115,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		fmt.Fprintln(w, "\nPeak: none (no memory events)")
 	} else {
 		peakDev := printable(orDash(s.PeakDevice))
-		fmt.Fprintf(w, "\nPeak: %s (%d bytes) on %s at %s ms\n", formatBytes(s.PeakBytes), s.PeakBytes, peakDev, formatMs(s.PeakTimestampNs))
+		fmt.Fprintf(w, "\nPeak: %s (%d %s) on %s at %s ms\n", formatBytes(s.PeakBytes), s.PeakBytes, plural(s.PeakBytes, "byte", "bytes"), peakDev, formatMs(s.PeakTimestampNs))
 		fmt.Fprintf(w, "\nPeak by category (%s at the peak)\n", peakDev)
 		tb := newTable("CATEGORY", "BYTES", "SHARE").alignRight(1, 2)
 		for c, b := range s.PeakByCategory.All() {
@@ -133,7 +133,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 		if top > 0 {
 			n = min(top, n)
 		}
-		fmt.Fprintf(w, "\nTop %d allocations at the peak (of %d live on %s)\n", n, len(p.PeakBreakdown), peakDev)
+		fmt.Fprintf(w, "\nTop %d %s at the peak (of %d live on %s)\n", n, plural(uint64(n), "allocation", "allocations"), len(p.PeakBreakdown), peakDev)
 		if n == 0 {
 			fmt.Fprintln(w, "  none")
 		} else {
@@ -149,12 +149,11 @@ func writeSummary(w io.Writer, t *trace, top int) {
 	fmt.Fprintf(w, "\nPre-existing: %s (freed in the trace but allocated before it began; live in every timeline point before its free)\n", formatBytes(s.PreexistingBytes))
 	fmt.Fprintf(w, "Autograd-retained activations: %s (live just before the first memory event of a backward step)\n", formatBytes(s.AutogradRetainedBytes))
 	a := &p.Anomalies
-	fmt.Fprintf(w, "Anomalies: %d unmatched frees, %d double frees, %d duplicate allocs, %d size mismatches\n",
-		a.UnmatchedFrees, a.DoubleFrees, a.DuplicateAllocs, a.SizeMismatches)
+	fmt.Fprintf(w, "Anomalies: %s\n", anomalies(a))
 	for _, n := range allocatorNotes(t) {
 		fmt.Fprintf(w, "%s: %s\n", n[0], n[1])
 	}
-	fmt.Fprintf(w, "Events: %d allocs, %d frees, %s allocated in total\n", s.AllocCount, s.FreeCount, formatBytes(s.TotalAllocBytes))
+	fmt.Fprintf(w, "Events: %s\n", events(s))
 }
 
 // fileRow is what the files table keeps of one file's trace.
@@ -334,6 +333,23 @@ func noMemoryEvents(r *runInfo) string {
 		return "the trace has no memory events (PyTorch's profiler writes [memory] events with profile_memory=True, in builds with Kineto)"
 	}
 	return "the trace has no memory events"
+}
+
+// events is the summary's line of event counts: "1 alloc, 2 frees, 3.00 KiB
+// allocated in total".
+func events(s *tracemem.MemorySummary) string {
+	return fmt.Sprintf("%d %s, %d %s, %s allocated in total", s.AllocCount, plural(s.AllocCount, "alloc", "allocs"),
+		s.FreeCount, plural(s.FreeCount, "free", "frees"), formatBytes(s.TotalAllocBytes))
+}
+
+// anomalies is the summary's line of anomaly counts, each kind named even
+// at 0 so that a reader sees what was checked.
+func anomalies(a *tracemem.Anomalies) string {
+	return fmt.Sprintf("%d %s, %d %s, %d %s, %d %s",
+		a.UnmatchedFrees, plural(a.UnmatchedFrees, "unmatched free", "unmatched frees"),
+		a.DoubleFrees, plural(a.DoubleFrees, "double free", "double frees"),
+		a.DuplicateAllocs, plural(a.DuplicateAllocs, "duplicate alloc", "duplicate allocs"),
+		a.SizeMismatches, plural(a.SizeMismatches, "size mismatch", "size mismatches"))
 }
 
 // plural returns one for n == 1, else many.

@@ -261,6 +261,37 @@ func TestFormatShape(t *testing.T) {
 	}
 }
 
+// TestCountLines checks the Events and Anomalies lines: a count of one
+// takes the singular, every other count (0 included) the plural.
+func TestCountLines(t *testing.T) {
+	cases := []struct {
+		name      string
+		s         tracemem.MemorySummary
+		a         tracemem.Anomalies
+		events    string
+		anomalies string
+		reason    string
+	}{
+		{"zero", tracemem.MemorySummary{}, tracemem.Anomalies{},
+			"0 allocs, 0 frees, 0 B allocated in total", "0 unmatched frees, 0 double frees, 0 duplicate allocs, 0 size mismatches",
+			"zero takes the plural, and every kind is named even when none was seen"},
+		{"one each", tracemem.MemorySummary{AllocCount: 1, FreeCount: 1, TotalAllocBytes: 1}, tracemem.Anomalies{UnmatchedFrees: 1, DoubleFrees: 1, DuplicateAllocs: 1, SizeMismatches: 1},
+			"1 alloc, 1 free, 1 B allocated in total", "1 unmatched free, 1 double free, 1 duplicate alloc, 1 size mismatch",
+			"one takes the singular, mismatch without its -es"},
+		{"mixed", tracemem.MemorySummary{AllocCount: 2, FreeCount: 1, TotalAllocBytes: 2048}, tracemem.Anomalies{UnmatchedFrees: 2, DoubleFrees: 1, DuplicateAllocs: 11, SizeMismatches: 2},
+			"2 allocs, 1 free, 2.00 KiB allocated in total", "2 unmatched frees, 1 double free, 11 duplicate allocs, 2 size mismatches",
+			"each count takes its own number, 11 the plural"},
+	}
+	for _, c := range cases {
+		if got := events(&c.s); got != c.events {
+			t.Errorf("%s: %s: events = %q, want %q", c.name, c.reason, got, c.events)
+		}
+		if got := anomalies(&c.a); got != c.anomalies {
+			t.Errorf("%s: %s: anomalies = %q, want %q", c.name, c.reason, got, c.anomalies)
+		}
+	}
+}
+
 // TestSummaryScalarShape checks that summary prints a scalar allocation's shape as [], not "-".
 func TestSummaryScalarShape(t *testing.T) {
 	trace := jsonlTrace(startRec("root", "step", "", 0),
