@@ -132,8 +132,7 @@ func writeReport(w io.Writer, t *trace) error {
 	row("Events", events(s))
 	row("Pre-existing", formatBytes(s.PreexistingBytes))
 	row("Autograd-retained activations", formatBytes(s.AutogradRetainedBytes)+" (live just before the first memory event of a backward step)")
-	a := &p.Anomalies
-	row("Anomalies", anomalies(a))
+	row("Anomalies", anomalies(&p.Anomalies))
 	for _, n := range allocatorNotes(t) {
 		row(n[0], n[1])
 	}

@@ -148,8 +148,7 @@ func writeSummary(w io.Writer, t *trace, top int) {
 
 	fmt.Fprintf(w, "\nPre-existing: %s (freed in the trace but allocated before it began; live in every timeline point before its free)\n", formatBytes(s.PreexistingBytes))
 	fmt.Fprintf(w, "Autograd-retained activations: %s (live just before the first memory event of a backward step)\n", formatBytes(s.AutogradRetainedBytes))
-	a := &p.Anomalies
-	fmt.Fprintf(w, "Anomalies: %s\n", anomalies(a))
+	fmt.Fprintf(w, "Anomalies: %s\n", anomalies(&p.Anomalies))
 	for _, n := range allocatorNotes(t) {
 		fmt.Fprintf(w, "%s: %s\n", n[0], n[1])
 	}
