@@ -33,14 +33,20 @@ var (
 
 // ParseError reports bad input: where it is and what is wrong with it.
 //
-// A JSONL error names the 1-based Line of the record; a document-form error has
-// Line 0 and names the byte Offset (from the start of the decompressed
-// document) of the value at fault, a Chrome trace's error that of the event at
-// fault (see ReadChromeTrace). An input that is not a trace (ErrUnknownFormat)
-// names the Line where its first value starts. Kind is the record kind
-// ("memory", "span_start", ...; in a document, the section the element or the
-// error is in, e.g. "memory" or "run"), empty when the error is not about one
-// record or section.
+// A JSONL error names the 1-based Line of the record and, in Offset, the
+// 0-based byte offset in that line of what is at fault: the value of the
+// field at fault (of its second occurrence when a name is given twice), the
+// byte where invalid JSON was found, or what follows the record's object; 0
+// when the fault is the record as a whole (a required field missing, a span
+// error, a record out of order). A column in Msg is that offset plus 1. A
+// document-form error has Line 0 and names the byte Offset (from the start of
+// the decompressed document) of the value at fault, a Chrome trace's error
+// that of the event at fault (see ReadChromeTrace). An input that is not a
+// trace (ErrUnknownFormat) names the Line and the offset in it where its
+// first value starts, or where its invalid JSON was found. Kind is the
+// record kind ("memory", "span_start", ...; in a document, the section the
+// element or the error is in, e.g. "memory" or "run"), empty when the error
+// is not about one record or section.
 // Field is the JSON field at fault, empty when none or when Msg names it (an
 // unknown enumeration value: the *EnumError in Err has the field as its Type).
 // Err is the underlying cause when there is one (a sentinel such as
@@ -49,7 +55,7 @@ var (
 type ParseError struct {
 	Path   string // file path, set by ReadTraceFile; "" otherwise
 	Line   int    // 1-based line of the JSONL record; 0 for the document form
-	Offset int64  // byte offset in a document (when Line is 0)
+	Offset int64  // byte offset: from the input's start when Line is 0, else from the line's start
 	Kind   string // record kind or document section; "" when none
 	Field  string // JSON field name; "" when none
 	Msg    string // what is wrong, e.g. `unknown action "alocate" (want alloc or free)`

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -86,6 +87,7 @@ func FuzzReadTrace(f *testing.F) {
 				if !where.MatchString(err.Error()) {
 					t.Fatalf("error %q names no line or offset", err)
 				}
+				checkLineOffset(t, data, pe)
 			case err == ErrEmptyTrace, strings.HasPrefix(err.Error(), "gzip: "):
 			default:
 				t.Fatalf("error %v (%T) is not a *ParseError", err, err)
@@ -210,6 +212,25 @@ func TestReadTraceNoPanicTruncations(t *testing.T) {
 	for n := range z {
 		if _, err := ReadTrace(bytes.NewReader(z[:n])); err == nil && n < len(z)-8 {
 			t.Errorf("gzip prefix of %d of %d bytes read without error", n, len(z))
+		}
+	}
+}
+
+// checkLineOffset fails t when a JSONL error's offset (pe.Line > 0) lies
+// outside its line of data, or disagrees with a column in its message.
+// Gzip input is skipped: its lines are not data's.
+func checkLineOffset(t *testing.T, data []byte, pe *ParseError) {
+	t.Helper()
+	if pe.Line == 0 || bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if pe.Offset < 0 || pe.Line <= len(lines) && pe.Offset > int64(len(lines[pe.Line-1])) {
+		t.Fatalf("error %q: offset %d outside line %d", pe, pe.Offset, pe.Line)
+	}
+	if _, col, ok := strings.Cut(pe.Msg, " column "); ok {
+		if n, _, _ := strings.Cut(col, ":"); n != strconv.FormatInt(pe.Offset+1, 10) {
+			t.Fatalf("error %q: column %s, offset %d", pe, n, pe.Offset)
 		}
 	}
 }

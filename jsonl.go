@@ -263,7 +263,7 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 		name := m.name(line, d.scan.alts)
 		if string(name) == "kind" {
 			// Before any field error, as the other path checks kind first.
-			d.fastErr = &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
+			d.fastErr = &ParseError{Line: d.line, Offset: int64(d.lead + m.vs), Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
 			return true
 		}
 		if d.fastErr != nil {
@@ -271,7 +271,7 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 		}
 		d.p.esc = m.esc
 		if perr := d.p.field(d.kind, d, name, m.val(line), &d.seen, false); perr != nil {
-			perr.Line, perr.Kind = d.line, d.kind.String()
+			perr.Line, perr.Kind, perr.Offset = d.line, d.kind.String(), int64(d.lead+m.vs)
 			d.fastErr = perr
 		}
 		return true
@@ -402,15 +402,15 @@ func (d *recordDecoder) readLine() ([]byte, error) {
 // skipped device_intervals records.
 func (d *recordDecoder) dupField(withKind bool) *ParseError {
 	line, alts, ms := d.scan.b, d.scan.alts, d.members
-	dup := func(name []byte) *ParseError {
-		return &ParseError{Line: d.line, Field: string(name), Msg: "duplicate field", Err: ErrInvalidJSON}
+	dup := func(m *member) *ParseError {
+		return &ParseError{Line: d.line, Offset: int64(d.lead + m.vs), Field: string(m.name(line, alts)), Msg: "duplicate field", Err: ErrInvalidJSON}
 	}
 	if withKind {
 		// A second kind comes before any other duplicate, wherever it
 		// sits, as on the other path.
 		for i := range ms {
 			if name := ms[i].name(line, alts); string(name) == "kind" {
-				return dup(name)
+				return dup(&ms[i])
 			}
 		}
 	}
@@ -419,7 +419,7 @@ func (d *recordDecoder) dupField(withKind bool) *ParseError {
 			name := ms[i].name(line, alts)
 			for j := range i {
 				if bytes.Equal(ms[j].name(line, alts), name) {
-					return dup(name)
+					return dup(&ms[i])
 				}
 			}
 		}
@@ -429,7 +429,7 @@ func (d *recordDecoder) dupField(withKind bool) *ParseError {
 	for i := range ms {
 		name := ms[i].name(line, alts)
 		if seen[string(name)] {
-			return dup(name)
+			return dup(&ms[i])
 		}
 		seen[string(name)] = true
 	}
@@ -458,7 +458,7 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		if end := sc.value(i, 0); end < 0 {
 			return recNone, d.syntaxError()
 		} else {
-			return recNone, &ParseError{Line: d.line, Msg: "want a JSON object, got " + describe(line[i:end]), Err: ErrInvalidJSON}
+			return recNone, &ParseError{Line: d.line, Offset: int64(d.lead + i), Msg: "want a JSON object, got " + describe(line[i:end]), Err: ErrInvalidJSON}
 		}
 	}
 	end := sc.object(i, 1, &d.members)
@@ -468,8 +468,8 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	switch d.fast {
 	case fastSkip:
 		if !isBlank(line[end:]) {
-			return recNone, &ParseError{Line: d.line, Msg: "want one JSON object a line, found more after it at column " +
-				strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
+			return recNone, &ParseError{Line: d.line, Offset: d.col(line, end), Msg: "want one JSON object a line, found more after it at column " +
+				strconv.FormatInt(d.col(line, end)+1, 10), Err: ErrInvalidJSON}
 		}
 		if perr := d.dupField(true); perr != nil {
 			return recNone, perr
@@ -483,8 +483,8 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 			if d.fastErr != nil && d.fastErr.Field == "kind" {
 				what = ""
 			}
-			return recNone, &ParseError{Line: d.line, Kind: what, Msg: "want one JSON object a line, found more after it at column " +
-				strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
+			return recNone, &ParseError{Line: d.line, Kind: what, Offset: d.col(line, end), Msg: "want one JSON object a line, found more after it at column " +
+				strconv.FormatInt(d.col(line, end)+1, 10), Err: ErrInvalidJSON}
 		}
 		if d.fastErr != nil {
 			return recNone, d.fastErr
@@ -512,19 +512,19 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 			continue
 		}
 		if found {
-			kind, kindErr = recNone, &ParseError{Line: d.line, Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
+			kind, kindErr = recNone, &ParseError{Line: d.line, Offset: int64(d.lead + m.vs), Field: "kind", Msg: "duplicate field", Err: ErrInvalidJSON}
 			break
 		}
 		found = true
 		v := m.val(line)
 		if v[0] != '"' {
-			kindErr = &ParseError{Line: d.line, Field: "kind", Msg: "want a string, got " + describe(v)}
+			kindErr = &ParseError{Line: d.line, Offset: int64(d.lead + m.vs), Field: "kind", Msg: "want a string, got " + describe(v)}
 			continue
 		}
 		d.p.esc = m.esc
 		s, perr := d.p.unquote("kind", v)
 		if perr != nil {
-			perr.Line = d.line
+			perr.Line, perr.Offset = d.line, int64(d.lead+m.vs)
 			kindErr = perr
 			continue
 		}
@@ -535,8 +535,8 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 		if kind == recNone {
 			what = ""
 		}
-		return recNone, &ParseError{Line: d.line, Kind: what, Msg: "want one JSON object a line, found more after it at column " +
-			strconv.Itoa(d.lead+skipSpace(line, end)+1), Err: ErrInvalidJSON}
+		return recNone, &ParseError{Line: d.line, Kind: what, Offset: d.col(line, end), Msg: "want one JSON object a line, found more after it at column " +
+			strconv.FormatInt(d.col(line, end)+1, 10), Err: ErrInvalidJSON}
 	}
 	if kindErr != nil {
 		return recNone, kindErr
@@ -567,6 +567,9 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	if perr := d.p.record(kind, d, line, d.members, alts, false); perr != nil {
 		perr.Line = d.line
 		perr.Kind = kind.String()
+		if perr.Offset != 0 { // the value at fault, relative to line
+			perr.Offset += int64(d.lead)
+		}
 		return recNone, perr
 	}
 	if kind == recMeta {
@@ -577,9 +580,10 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 
 func (d *recordDecoder) syntaxError() *ParseError {
 	sc := &d.scan
-	perr := &ParseError{Line: d.line, Msg: "invalid JSON at column " + strconv.Itoa(d.lead+sc.errPos+1) + ": " + sc.errMsg,
-		Err: ErrInvalidJSON}
+	perr := &ParseError{Line: d.line, Offset: int64(d.lead + sc.errPos),
+		Msg: "invalid JSON at column " + strconv.Itoa(d.lead+sc.errPos+1) + ": " + sc.errMsg, Err: ErrInvalidJSON}
 	if sc.eol {
+		perr.Offset = int64(d.lead + len(bytes.TrimSuffix(sc.b, []byte("\n")))) // the line's end
 		perr.Msg = "truncated record: the line ends inside a JSON value"
 		if d.lastLine {
 			// The input is cut short, as the document and Chrome forms
@@ -594,4 +598,10 @@ func (d *recordDecoder) syntaxError() *ParseError {
 		perr.Kind = d.kind.String()
 	}
 	return perr
+}
+
+// col returns the 0-based byte offset in the current line of the first
+// byte after line[end] that is not white space (d.lead added back).
+func (d *recordDecoder) col(line []byte, end int) int64 {
+	return int64(d.lead + skipSpace(line, end))
 }

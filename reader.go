@@ -297,11 +297,11 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var ioe interface{ Unwrap() error }
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
-			line := 1 + bytes.Count(seen()[:min(int(se.ByteOffset), len(seen()))], []byte{'\n'})
+			line, col := lineCol(seen(), int(se.ByteOffset))
 			if start, end, d := lenient.DefectAt(seen(), int(se.ByteOffset), true); d != lenient.None {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
-				return &ParseError{Line: line, Msg: "not a trace: invalid JSON: " + defectMsg(d, string(seen()[start:end])),
+				return &ParseError{Line: line, Offset: col, Msg: "not a trace: invalid JSON: " + defectMsg(d, string(seen()[start:end])),
 					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeLenient, err)}
 			}
 			msg := "not a trace: invalid JSON: " + syntaxText(se)
@@ -315,17 +315,18 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 				// Traces are shared compressed; only gzip is read.
 				msg = "not a trace: " + compressedAs(at)
 			}
-			return &ParseError{Line: line, Msg: msg, Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
+			return &ParseError{Line: line, Offset: col, Msg: msg, Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
 		}
 		if errors.As(err, &ioe) {
 			return fmt.Errorf("read: %w", err)
 		}
 		return err
 	}
-	// valueLine is the line the first value starts on, once it is read.
-	valueLine := func() int {
+	// valueAt is where the first value starts (its line and the offset in
+	// it), once it is read.
+	valueAt := func() (int, int64) {
 		b := bytes.TrimLeft(seen(), " \t\r\n")
-		return 1 + bytes.Count(seen()[:len(seen())-len(b)], []byte{'\n'})
+		return lineCol(seen(), len(seen())-len(b))
 	}
 	switch dec.PeekKind() {
 	case '[':
@@ -349,7 +350,8 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		if err != nil {
 			return 0, fail(err)
 		}
-		return 0, &ParseError{Line: valueLine(),
+		line, col := valueAt()
+		return 0, &ParseError{Line: line, Offset: col,
 			Msg: "not a trace: want a JSON object or array, got " + got, Err: ErrUnknownFormat}
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -381,8 +383,17 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	if sawSchema {
 		return formatDocument, nil
 	}
-	return 0, &ParseError{Line: valueLine(), Msg: `not a trace: the first object has none of the keys "kind" (JSONL), "traceEvents" (PyTorch) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" (document)`,
+	line, col := valueAt()
+	return 0, &ParseError{Line: line, Offset: col, Msg: `not a trace: the first object has none of the keys "kind" (JSONL), "traceEvents" (PyTorch) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" (document)`,
 		Err: ErrUnknownFormat}
+}
+
+// lineCol returns the 1-based line of b[off] and its 0-based offset in that
+// line (off is clipped to len(b)).
+func lineCol(b []byte, off int) (int, int64) {
+	b = b[:min(max(off, 0), len(b))]
+	start := bytes.LastIndexByte(b, '\n') + 1
+	return 1 + bytes.Count(b, []byte{'\n'}), int64(len(b) - start)
 }
 
 // firstValue returns a prefix of b for describe, which shortens it: longer

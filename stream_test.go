@@ -561,6 +561,9 @@ func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
 	t.Helper()
 	got, gotNodes, err := AnalyzeStream(bytes.NewReader(data), opts)
 	doc, rerr := ReadTrace(bytes.NewReader(data))
+	if pe := (*ParseError)(nil); errors.As(err, &pe) {
+		checkLineOffset(t, data, pe)
+	}
 	switch {
 	case err != nil && rerr != nil:
 		return err
