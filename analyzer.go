@@ -379,6 +379,7 @@ func (a *Analyzer) compactFreed() {
 // trace. It returns a *SpanError for an id added before, an error wrapping
 // ErrOutOfOrder for a span that records named before it came (see Analyzer),
 // and ErrInvalidOptions for invalid options; the Analyzer is then unchanged.
+// The Analyzer keeps no reference to *s: the caller may reuse it.
 func (a *Analyzer) AddSpan(s *Span) error {
 	if err := a.start(); err != nil {
 		return err
@@ -501,7 +502,8 @@ func (a *Analyzer) close(i int32, durationNs uint64) {
 // It returns an error wrapping ErrOutOfOrder for an op of a span that ended
 // before memory events already replayed that may have changed the op's
 // output (see Analyzer), and ErrInvalidOptions for invalid options; the
-// Analyzer is then unchanged.
+// Analyzer is then unchanged. The Analyzer keeps no reference to *op, its
+// slices or its StorageBytes: the caller may reuse them.
 func (a *Analyzer) AddOp(op *Op) error {
 	if err := a.start(); err != nil || !a.nodes {
 		return err
@@ -546,7 +548,9 @@ func (a *Analyzer) AddOp(op *Op) error {
 // AddDeviceMemory registers a device-level sample. A device's capacity is
 // its largest capacity_bytes sample, or else its largest used + free sample;
 // samples may arrive at any time, and every profile uses all of them. Its
-// only error is that of invalid options (wrapping ErrInvalidOptions).
+// only error is that of invalid options (wrapping ErrInvalidOptions). The
+// Analyzer keeps no reference to *s or its pointers: the caller may reuse
+// them.
 func (a *Analyzer) AddDeviceMemory(s *DeviceMemorySample) error {
 	if err := a.start(); err != nil {
 		return err

@@ -617,6 +617,88 @@ func TestAddCopiesEvent(t *testing.T) {
 	}
 }
 
+// TestAddRecordsKeepNoReference: AddSpan, AddOp and AddDeviceMemory keep
+// no reference to their argument, its slices or its pointers (their doc
+// says the caller may reuse them): a caller that feeds every record through
+// one variable, scribbling over it after each call, gets the answers of the
+// document the records make.
+func TestAddRecordsKeepNoReference(t *testing.T) {
+	doc := &TraceDocument{
+		Spans: []Span{
+			{ID: "root", Name: "step", StartNs: 0, Closed: true, DurationNs: 100},
+			{ID: "fwd", ParentID: "root", Name: "fwd", StartNs: 1, Step: StepForward, Closed: true, DurationNs: 50},
+		},
+		Ops: []Op{
+			{SpanID: "fwd", OpName: "mm", Inputs: []string{"x"}, Output: "t1", Shape: []uint64{4, 4}, DType: "f32", StorageBytes: new(uint64(64))},
+			{SpanID: "root", OpName: "add", Output: "t2", Shape: []uint64{2}, DType: "f32"},
+		},
+		DeviceMemory: []DeviceMemorySample{{Device: "d", UsedBytes: 10, FreeBytes: 990, CapacityBytes: new(uint64(1000))}},
+		Memory: []MemoryEvent{
+			{TimestampNs: 2, TensorID: "t1", SpanID: "fwd", Device: "d", Bytes: 64},
+			{TimestampNs: 3, TensorID: "t2", SpanID: "root", Device: "d", Bytes: 8},
+			{TimestampNs: 200, TensorID: "t1", SpanID: "root", Device: "d", Bytes: 64, Action: ActionFree},
+		},
+	}
+	a := NewAnalyzer(Options{})
+	var sp Span
+	for _, s := range doc.Spans {
+		sp = s
+		if err := a.AddSpan(&sp); err != nil {
+			t.Fatal(err)
+		}
+		sp = Span{ID: "scribbled", ParentID: "scribbled", Closed: true, DurationNs: 1}
+	}
+	var op Op
+	for _, o := range doc.Ops {
+		op = o
+		op.Inputs, op.Shape = slices.Clone(o.Inputs), slices.Clone(o.Shape)
+		if o.StorageBytes != nil {
+			op.StorageBytes = new(*o.StorageBytes)
+		}
+		if err := a.AddOp(&op); err != nil {
+			t.Fatal(err)
+		}
+		for i := range op.Inputs {
+			op.Inputs[i] = "scribbled"
+		}
+		for i := range op.Shape {
+			op.Shape[i] = 1 << 40
+		}
+		if op.StorageBytes != nil {
+			*op.StorageBytes = 1 << 50
+		}
+		op = Op{SpanID: "scribbled", Output: "t1", StorageBytes: op.StorageBytes}
+	}
+	var dm DeviceMemorySample
+	for _, d := range doc.DeviceMemory {
+		dm = d
+		dm.CapacityBytes = new(*d.CapacityBytes)
+		if err := a.AddDeviceMemory(&dm); err != nil {
+			t.Fatal(err)
+		}
+		*dm.CapacityBytes = 1 << 60
+		dm = DeviceMemorySample{Device: "scribbled", UsedBytes: 1 << 61, CapacityBytes: dm.CapacityBytes}
+	}
+	for i := range doc.Memory {
+		if err := a.Add(&doc.Memory[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := Analyze(doc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, a.Profile()); diff != "" {
+		t.Errorf("profile (-document +reused records):\n%s", diff)
+	}
+	if diff := cmp.Diff(NodeMemoryMetrics(doc, nil), a.NodeMetrics(nil)); diff != "" {
+		t.Errorf("node metrics (-document +reused records):\n%s", diff)
+	}
+	if got := want.ByDevice[0].CapacityBytes; got != 1000 {
+		t.Errorf("capacity %d, want 1000: the case no longer tests the sample", got)
+	}
+}
+
 // TestTimelineFinish: points written during the replay are fixed at the end
 // when only the end tells their values. Each case triggers one reason alone;
 // the profile (mid-stream, final, and through Analyze) must match the

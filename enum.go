@@ -16,8 +16,8 @@ type EnumError struct {
 }
 
 // Error renders e.g. `unknown action "alocate" (want alloc or free)`. A
-// value longer than enumQuoteMax bytes is quoted up to there, cut between
-// characters, with its length: `unknown action "aaaa"... (2000000 bytes;
+// value longer than 64 bytes (enumQuoteMax) is quoted up to there, cut
+// between characters, with its length: `unknown action "aaaa"... (2000000 bytes;
 // want alloc or free)` (Value keeps it whole), so that one bad field does not
 // make an error line of megabytes.
 func (e *EnumError) Error() string {
