@@ -16,6 +16,37 @@
 //   - PyTorch profiler traces (Chrome trace JSON with [memory] events, as
 //     torch.profiler writes with profile_memory=True); see ReadChromeTrace.
 //
+// # The JSONL records
+//
+// Each line of a JSONL trace is one JSON object, a record, whose "kind"
+// names what it holds. Its other members are the fields of the document
+// type it fills, named by that type's JSON tags, except as the table says:
+//
+//	kind           fills                   members
+//	meta           TraceDocument.Run       "schema" and the fields of Run
+//	span_start     a Span                  Span's, its Kind as "span_kind"; no closed or duration_ns
+//	span_end       the Span of that id     "id" and "duration_ns"; the span is then Closed
+//	op             an Op                   Op's
+//	tensor         a Tensor                Tensor's
+//	memory         a MemoryEvent           MemoryEvent's
+//	device_memory  a DeviceMemorySample    DeviceMemorySample's
+//	gradient       a Gradient              Gradient's
+//	edge           an Edge                 Edge's
+//
+// meta comes first, once. Records of kinds not in the table are skipped
+// (later schemas add kinds), as are members the types do not have (later
+// producers add fields), so a misspelt kind or optional field is skipped,
+// not reported. ReadTrace has the rules: which fields are required, what
+// null means, the names schema /7 gave some fields. A trace with one span
+// and one allocation in it:
+//
+//	{"kind":"meta","schema":"candle-graph/trace/6","run_id":"r","correlation_id":"r/1","entrypoint":"train","phase":"train","timestamp":"2026-12-01T00:00:00Z","capture_step":1,"warmup_steps":0,"device":"cuda:0","timing_mode":"host","tags":{}}
+//	{"kind":"span_start","id":"s","name":"forward","start_ns":0,"span_kind":"module","measured":true,"step":"forward"}
+//	{"kind":"memory","timestamp_ns":5,"tensor_id":"t","span_id":"s","op_name":"matmul","device":"cuda:0","bytes":4096,"action":"alloc","shape":[32,32],"dtype":"f32","category":"activation"}
+//	{"kind":"span_end","id":"s","duration_ns":10}
+//
+// WriteJSONL writes this form.
+//
 // # Analyses
 //
 // AnalyzeMemory and Analyze replay a document's memory events into a

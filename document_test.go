@@ -3,6 +3,7 @@ package tracemem
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -141,5 +142,43 @@ func deepCopy(v reflect.Value) reflect.Value {
 		return c
 	default:
 		return v
+	}
+}
+
+// TestDocJSONLRecords: the JSONL section of doc.go lists every record kind
+// the decoder reads and no other, and its sample trace reads as it says
+// (one span, closed, and one allocation in it). A user trial found the
+// format described nowhere a user looks.
+func TestDocJSONLRecords(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var sample strings.Builder
+	inTable := false
+	for line := range strings.Lines(string(src)) {
+		line = strings.TrimSuffix(line, "\n")
+		body, ok := strings.CutPrefix(line, "//\t")
+		switch {
+		case ok && strings.HasPrefix(body, "kind "):
+			inTable = true
+		case ok && inTable:
+			kinds = append(kinds, strings.Fields(body)[0])
+		case ok && strings.HasPrefix(body, `{"kind":`):
+			sample.WriteString(body + "\n")
+		default:
+			inTable = false
+		}
+	}
+	if want := recordKindNames[1:]; !cmp.Equal(kinds, want[:]) {
+		t.Errorf("doc.go lists kinds %q, the decoder reads %q", kinds, want)
+	}
+	doc, err := ReadTrace(strings.NewReader(sample.String()))
+	if err != nil {
+		t.Fatalf("doc.go's sample trace: %v\n%s", err, sample.String())
+	}
+	if len(doc.Spans) != 1 || !doc.Spans[0].Closed || len(doc.Memory) != 1 || doc.Memory[0].SpanID != doc.Spans[0].ID {
+		t.Errorf("doc.go's sample trace reads as %+v, want one closed span and one allocation in it", doc)
 	}
 }
