@@ -56,7 +56,9 @@
 // the TensorFlow Memory Profile and PyTorch's memory timeline; Analyze and
 // NodeMemoryMetrics spell them out. Validate reports what the analyses work
 // around in a document (span cycles, duplicate span ids, span ids that are
-// also op node ids).
+// also op node ids). A SpanTree finds spans by id and gives each span's path
+// from its root by the same rules: the module path of an allocation at the
+// peak, say.
 //
 // For traces larger than memory, AnalyzeStream reads a JSONL trace record
 // by record into an Analyzer, which the one-call functions also use: there
@@ -90,8 +92,8 @@
 // it. The Analyzer keeps references to the strings and shapes of the
 // records it is given, which must not change afterwards.
 //
-// Analyze, AnalyzeMemory, NodeMemoryMetrics, Validate, WriteJSON and
-// WriteJSONL only read the document (and NodeMemoryMetrics its map): any
+// Analyze, AnalyzeMemory, NodeMemoryMetrics, NewSpanTree (and the tree it
+// returns), Validate, WriteJSON and WriteJSONL only read the document (and NodeMemoryMetrics its map): any
 // number of them may run on one document at once, from any goroutines, while
 // nothing changes it. The functions keep no shared state: the readers,
 // AnalyzeStream and the others may run at once on separate inputs. An

@@ -45,6 +45,12 @@ func readAll(doc *TraceDocument, opNodeIDs map[OpKey]string, write bool) []any {
 		NodeMemoryMetrics(doc, opNodeIDs),
 		errString(doc.Validate()),
 	}
+	tree := NewSpanTree(doc)
+	var paths [][]string
+	for _, s := range doc.Spans[:min(len(doc.Spans), 1000)] {
+		paths = append(paths, tree.Path(s.ID))
+	}
+	got = append(got, paths)
 	if write {
 		var jsonl, js bytes.Buffer
 		jsonlErr := doc.WriteJSONL(&jsonl)
@@ -61,8 +67,8 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// TestDocumentReadOnly: Analyze, AnalyzeMemory, NodeMemoryMetrics, Validate
-// and the writers leave the document as it was, down to the elements of its
+// TestDocumentReadOnly: Analyze, AnalyzeMemory, NodeMemoryMetrics, Validate,
+// a SpanTree and the writers leave the document as it was, down to the elements of its
 // shapes, so that a caller may keep using it (doc.go promises as much).
 func TestDocumentReadOnly(t *testing.T) {
 	for name, doc := range readOnlyDocs(t) {

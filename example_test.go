@@ -63,6 +63,24 @@ func ExampleAnalyzeMemory() {
 	// retained for backward: 8192 B
 }
 
+// Name the module path of each allocation live at the peak: a SpanTree is
+// built once and asked for every entry.
+func ExampleSpanTree() {
+	doc, err := tracemem.ReadTrace(strings.NewReader(exampleTrace))
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := tracemem.AnalyzeMemory(doc)
+	tree := tracemem.NewSpanTree(doc)
+	for _, a := range p.PeakBreakdown {
+		fmt.Printf("%-3s %5d B  %s\n", a.TensorID, a.Bytes, strings.Join(tree.Path(a.SpanID), " > "))
+	}
+	// Output:
+	// x    8192 B  train_step > forward > matmul
+	// gw   4096 B  train_step > backward
+	// w    4096 B  train_step
+}
+
 // The peak of a device during a span (a training step in a trace of several,
 // say) is its live bytes when the span starts or at any point until it ends.
 // The timeline is in replay order; a point holds until the device's next. With
