@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/tracemem/tracemem/internal/prefault"
 )
@@ -340,38 +339,13 @@ func (a *Analyzer) addSpans(spans []Span) {
 // makes it compute every span's step once, with the cycles cut as
 // orderSpans cuts them.
 type stepResolver struct {
-	spans []Span
-	index map[string]int // nil when spans are sorted by id
-	memo  []Step         // resolved step + 1; 0 when not resolved yet
-	path  []int
+	spanFinder
+	memo []Step // resolved step + 1; 0 when not resolved yet
+	path []int
 }
 
 func newStepResolver(spans []Span) *stepResolver {
-	r := &stepResolver{spans: spans, memo: make([]Step, len(spans))}
-	if !slices.IsSortedFunc(spans, func(x, y Span) int { return strings.Compare(x.ID, y.ID) }) {
-		r.index = make(map[string]int, len(spans))
-		for i := range spans {
-			if _, dup := r.index[spans[i].ID]; !dup {
-				r.index[spans[i].ID] = i
-			}
-		}
-	}
-	return r
-}
-
-// find returns the index of the first span with the id, or -1.
-func (r *stepResolver) find(id string) int {
-	if r.index != nil {
-		if i, ok := r.index[id]; ok {
-			return i
-		}
-		return -1
-	}
-	i, ok := slices.BinarySearchFunc(r.spans, id, func(s Span, id string) int { return strings.Compare(s.ID, id) })
-	if !ok {
-		return -1
-	}
-	return i
+	return &stepResolver{spanFinder: newSpanFinder(spans), memo: make([]Step, len(spans))}
 }
 
 func (r *stepResolver) step(id string) Step {

@@ -18,14 +18,13 @@ import (
 // doc.Spans itself, not a copy, so the document must not change while the
 // tree is used. A SpanTree is safe for concurrent use.
 type SpanTree struct {
-	spans  []Span
-	index  map[string]int // id → index in spans; nil when spans are sorted by id
-	parent []int          // index of each span's parent; -1 for a root, a cut link or an id's later span
+	spanFinder
+	parent []int // index of each span's parent; -1 for a root, a cut link or an id's later span
 }
 
 // NewSpanTree returns the span tree of doc, which must not be nil.
 func NewSpanTree(doc *TraceDocument) *SpanTree {
-	t := &SpanTree{spans: doc.Spans, parent: make([]int, len(doc.Spans))}
+	t := &SpanTree{spanFinder: newSpanFinder(doc.Spans), parent: make([]int, len(doc.Spans))}
 	for i := range t.parent {
 		t.parent[i] = -1
 	}
@@ -34,29 +33,40 @@ func NewSpanTree(doc *TraceDocument) *SpanTree {
 			t.parent[s.index] = s.parent
 		}
 	}
-	// Readers return spans sorted by id: binary search then finds them,
-	// and the tree keeps no map of every id.
-	if !slices.IsSortedFunc(t.spans, func(x, y Span) int { return strings.Compare(x.ID, y.ID) }) {
-		t.index = make(map[string]int, len(t.spans))
-		for i := range t.spans {
-			if _, dup := t.index[t.spans[i].ID]; !dup {
-				t.index[t.spans[i].ID] = i
-			}
-		}
-	}
 	return t
 }
 
-// find returns the index of the span of id, or -1.
-func (t *SpanTree) find(id string) int {
-	if t.index != nil {
-		if i, ok := t.index[id]; ok {
+// spanFinder finds the first span of an id among spans. Spans sorted by id
+// (as readers return them) are found by binary search, with no map of
+// every id; others through a map built once.
+type spanFinder struct {
+	spans []Span
+	index map[string]int // id → index of its first span; nil when spans are sorted by id
+}
+
+func newSpanFinder(spans []Span) spanFinder {
+	f := spanFinder{spans: spans}
+	if !slices.IsSortedFunc(spans, func(x, y Span) int { return strings.Compare(x.ID, y.ID) }) {
+		f.index = make(map[string]int, len(spans))
+		for i := range spans {
+			if _, dup := f.index[spans[i].ID]; !dup {
+				f.index[spans[i].ID] = i
+			}
+		}
+	}
+	return f
+}
+
+// find returns the index of the first span of id, or -1.
+func (f *spanFinder) find(id string) int {
+	if f.index != nil {
+		if i, ok := f.index[id]; ok {
 			return i
 		}
 		return -1
 	}
 	// The first of equal ids: the first in the document, as it is sorted.
-	if i, ok := slices.BinarySearchFunc(t.spans, id, func(s Span, id string) int { return strings.Compare(s.ID, id) }); ok {
+	if i, ok := slices.BinarySearchFunc(f.spans, id, func(s Span, id string) int { return strings.Compare(s.ID, id) }); ok {
 		return i
 	}
 	return -1
