@@ -93,9 +93,9 @@
 // records it is given, which must not change afterwards.
 //
 // Analyze, AnalyzeMemory, NodeMemoryMetrics, NewSpanTree (and the tree it
-// returns), Validate, WriteJSON and WriteJSONL only read the document (and NodeMemoryMetrics its map): any
-// number of them may run on one document at once, from any goroutines, while
-// nothing changes it. The functions keep no shared state: the readers,
+// returns), Validate, WriteJSON and WriteJSONL only read the document (and
+// NodeMemoryMetrics its map): any number of them may run on one document at
+// once, from any goroutines, while nothing changes it. The functions keep no shared state: the readers,
 // AnalyzeStream and the others may run at once on separate inputs. An
 // Analyzer is for one goroutine at a time, but separate Analyzers may be
 // used from separate goroutines. A document passed to any of them must not

@@ -17,9 +17,9 @@ type EnumError struct {
 
 // Error renders e.g. `unknown action "alocate" (want alloc or free)`. A
 // value longer than 64 bytes (enumQuoteMax) is quoted up to there, cut
-// between characters, with its length: `unknown action "aaaa"... (2000000 bytes;
-// want alloc or free)` (Value keeps it whole), so that one bad field does not
-// make an error line of megabytes.
+// between characters, with its length: `unknown action "aaaa"... (2000000
+// bytes; want alloc or free)` (Value keeps it whole), so that one bad field
+// does not make an error line of megabytes.
 func (e *EnumError) Error() string {
 	if len(e.Value) <= enumQuoteMax {
 		return fmt.Sprintf("unknown %s %q (want %s)", e.Type, e.Value, orList(e.Allowed))

@@ -82,10 +82,10 @@ func (t *SpanTree) Span(id string) *Span {
 }
 
 // Path returns the names of the spans from the root down to the span of
-// id, root first (join them with " > " for the command's span paths), or
-// nil when the document has no span of that id (an event's SpanID may name
-// none, or be empty). The slice is new on each call: the caller may keep
-// it.
+// id, root first (the command joins them with " > "), or nil when the
+// document has no span of that id: an event's SpanID may name none, and ""
+// names none unless a span has the empty id, as in the analyses. The slice
+// is new on each call: the caller may keep it.
 func (t *SpanTree) Path(id string) []string {
 	i := t.find(id)
 	if i < 0 {

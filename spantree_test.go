@@ -41,6 +41,9 @@ func TestSpanTreePath(t *testing.T) {
 		{"empty name", "a span without a name still has its place in the path",
 			[]Span{sp("a", "", ""), sp("b", "a", "B")},
 			map[string][]string{"a": {""}, "b": {"", "B"}}},
+		{"empty id", "a span may have the empty id, which then finds it, as in the analyses; an empty parent id is still no parent",
+			[]Span{sp("", "", "anon"), sp("b", "", "B")},
+			map[string][]string{"": {"anon"}, "b": {"B"}}},
 		{"no spans", "nothing to find", nil, nil},
 	}
 	for _, tc := range tests {
