@@ -68,8 +68,9 @@ func errString(err error) string {
 }
 
 // TestDocumentReadOnly: Analyze, AnalyzeMemory, NodeMemoryMetrics, Validate,
-// a SpanTree and the writers leave the document as it was, down to the elements of its
-// shapes, so that a caller may keep using it (doc.go promises as much).
+// a SpanTree and the writers leave the document as it was, down to the
+// elements of its shapes, so that a caller may keep using it (doc.go
+// promises as much).
 func TestDocumentReadOnly(t *testing.T) {
 	for name, doc := range readOnlyDocs(t) {
 		want := deepCopy(reflect.ValueOf(doc)).Interface().(*TraceDocument)
