@@ -30,13 +30,17 @@ import (
 // The top level is an object with "traceEvents" (an array) and optional
 // "deviceProperties", or a bare array of events; "traceEvents" given twice is
 // an error (JSON readers differ on which to keep). Other top-level members and
-// unknown event fields are ignored. ts and dur are microseconds, integers or
-// decimals (also exponent forms, or numbers in strings); they are converted to
-// integer nanoseconds from their decimal text, exactly down to 1 ns (digits
-// below 1 ns are dropped); a ts beyond ±2⁶³ ns is an error. pid and tid may be
-// integers or strings, compared as text: pid 1 and pid "1" are one process. In
-// names, pids and tids, each byte that is not UTF-8 reads as U+FFFD, as do
-// unpaired surrogate escapes (\ud800): the document's strings are UTF-8.
+// unknown event fields are ignored. null reads as a member left out where the
+// member is optional (dur; args Addr, Total Allocated, Total Reserved and
+// External id; deviceProperties' id and totalGlobalMem), and is an error for ts
+// and for args Bytes, Device Type and Device Id of a memory event, which are
+// required. ts and dur are microseconds, integers or decimals (also exponent
+// forms, or numbers in strings); they are converted to integer nanoseconds from
+// their decimal text, exactly down to 1 ns (digits below 1 ns are dropped); a
+// ts beyond ±2⁶³ ns is an error. pid and tid may be integers or strings,
+// compared as text: pid 1 and pid "1" are one process. In names, pids and tids,
+// each byte that is not UTF-8 reads as U+FFFD, as do unpaired surrogate escapes
+// (\ud800): the document's strings are UTF-8.
 //
 // # Memory events
 //
@@ -313,6 +317,7 @@ func chromeDeviceName(typ, id int64) string {
 const (
 	fieldAbsent uint8 = iota
 	fieldOK
+	fieldNull      // JSON null: absent where the field is optional, else not a number
 	fieldBad       // not an integer
 	fieldRange     // an integer outside int64
 	fieldRangeAddr // an address beyond 64 bits
@@ -761,6 +766,8 @@ func (p *chromeParser) readIntOr(addr bool) (chromeInt, error) {
 	}
 	var text []byte
 	switch v.Kind() {
+	case 'n':
+		return chromeInt{state: fieldNull}, nil
 	case '0':
 		text = v
 	case '"':
@@ -807,6 +814,8 @@ func (p *chromeParser) readMicros() (chromeInt, error) {
 	}
 	text := []byte(v)
 	switch v.Kind() {
+	case 'n':
+		return chromeInt{state: fieldNull}, nil
 	case '0':
 	case '"':
 		text = p.unquote(v, &p.tmp)

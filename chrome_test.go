@@ -2352,3 +2352,61 @@ func TestChromeFirstOOM(t *testing.T) {
 		}
 	}
 }
+
+// TestChromeNullIsAbsent: JSON null for an optional field reads as the field
+// left out, as in the candle-graph readers (from an independent check, which
+// found "Addr": null refused as "not an integer"); for a required field it
+// is still an error.
+func TestChromeNullIsAbsent(t *testing.T) {
+	op := func(args string) string {
+		return `{"name":"aten::empty","ph":"X","cat":"cpu_op","ts":10,"dur":5,"pid":1,"tid":1` + args + `}`
+	}
+	for _, tc := range []struct {
+		name, reason  string
+		with, without string // the trace with the field null, and without it
+	}{
+		{"Addr", "an event with a null address is paired by size, as one without Addr",
+			`[` + memEvent("12", 8, 1, 0, `,"Addr":null`) + `,` + memEvent("13", -8, 1, 0, `,"Addr":null`) + `]`,
+			`[` + memEvent("12", 8, 1, 0, "") + `,` + memEvent("13", -8, 1, 0, "") + `]`},
+		{"Total Allocated", "no total: no baseline and no device sample",
+			`[` + memEvent("12", 8, 1, 0, `,"Total Allocated":null,"Total Reserved":64`) + `]`,
+			`[` + memEvent("12", 8, 1, 0, `,"Total Reserved":64`) + `]`},
+		{"Total Reserved", "a sample without a reserved size",
+			`[` + memEvent("12", 8, 1, 0, `,"Total Allocated":40,"Total Reserved":null`) + `]`,
+			`[` + memEvent("12", 8, 1, 0, `,"Total Allocated":40`) + `]`},
+		{"dur", "a span of no duration",
+			`[` + strings.Replace(op(""), `"dur":5`, `"dur":null`, 1) + `,` + memEvent("10", 8, 1, 0, "") + `]`,
+			`[` + strings.Replace(op(""), `"dur":5,`, ``, 1) + `,` + memEvent("10", 8, 1, 0, "") + `]`},
+		{"External id", "no id to order spans of one interval by",
+			`[` + op(`,"args":{"External id":null}`) + `,` + op(`,"args":{"External id":3}`) + `,` + memEvent("12", 8, 1, 0, "") + `]`,
+			`[` + op(`,"args":{}`) + `,` + op(`,"args":{"External id":3}`) + `,` + memEvent("12", 8, 1, 0, "") + `]`},
+		{"deviceProperties totalGlobalMem", "no capacity",
+			`{"deviceProperties":[{"id":0,"totalGlobalMem":null}],"traceEvents":[` + memEvent("12", 8, 1, 0, "") + `]}`,
+			`{"deviceProperties":[{"id":0}],"traceEvents":[` + memEvent("12", 8, 1, 0, "") + `]}`},
+		{"deviceProperties id", "an entry naming no device",
+			`{"deviceProperties":[{"id":null,"totalGlobalMem":64}],"traceEvents":[` + memEvent("12", 8, 1, 0, "") + `]}`,
+			`{"deviceProperties":[{"totalGlobalMem":64}],"traceEvents":[` + memEvent("12", 8, 1, 0, "") + `]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadChromeTrace(strings.NewReader(tc.with))
+			if err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			want := mustReadChrome(t, []byte(tc.without))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("%s: null read otherwise than left out (-left out +null):\n%s", tc.reason, d)
+			}
+		})
+	}
+	for _, tc := range []struct{ field, in, msg string }{
+		{"Bytes", `[` + strings.Replace(memEvent("12", 8, 1, 0, ""), `"Bytes":8`, `"Bytes":null`, 1) + `]`, "traceEvents[0]: args.Bytes: not an integer in a [memory] event"},
+		{"Device Type", `[` + strings.Replace(memEvent("12", 8, 1, 0, ""), `"Device Type":1`, `"Device Type":null`, 1) + `]`, "traceEvents[0]: args.Device Type: not an integer in a [memory] event"},
+		{"ts", `[` + memEvent("null", 8, 1, 0, "") + `]`, "traceEvents[0]: ts: not a number in a [memory] event"},
+		{"op ts", `[` + strings.Replace(op(""), `"ts":10`, `"ts":null`, 1) + `]`, `traceEvents[0]: ts: not a number in event "aten::empty"`},
+	} {
+		_, err := ReadChromeTrace(strings.NewReader(tc.in))
+		if err == nil || !strings.HasSuffix(err.Error(), tc.msg) {
+			t.Errorf("%s null: err %v; want one ending %q (the field is required)", tc.field, err, tc.msg)
+		}
+	}
+}
