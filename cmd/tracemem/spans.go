@@ -409,6 +409,9 @@ func (t *spanTree) path(id string) string {
 func (t *spanTree) pathTo(id string, leaf ...string) string {
 	i := t.findString(id)
 	if i < 0 {
+		if id == "" { // no span, named as path names it
+			id = "-"
+		}
 		return joinPath(append([]string{id}, leaf...))
 	}
 	t.settle()

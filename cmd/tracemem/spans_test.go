@@ -296,6 +296,10 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 			t.Errorf("%s: path(%q) = %q, want %q", c.reason, c.id, got, c.want)
 		}
 	}
+	tr.addOp("", "mm")
+	if got := tr.describeNode("/op/0"); got.kind != "op" || got.path != "- > [mm]" {
+		t.Errorf(`describeNode("/op/0") = %+v with no span of id "", want op "- > [mm]": an op that names no span starts its path as an allocation's, not with an empty name`, got)
+	}
 	tr.addSpan(spanInfo{id: "", name: "empty id"})
 	if got := tr.path(""); got != "empty id" {
 		t.Errorf(`path("") = %q in a trace with a span of id "", want its name "empty id"`, got)
@@ -309,7 +313,7 @@ func testSpanPaths(t *testing.T, hash func([]byte) uint64) {
 		{"o/op/1", "op", "step > layer > matmul > [scale]", "an op record is named by its op, by index"},
 		{"o/op/7", "op", "step > layer > matmul > [op 7]", "an index past the ops collected keeps the number"},
 		{"o/op/2", "op", "step > layer > matmul > [op 2]", "so does the index just past them (o has 2 ops)"},
-		{"/op/0", "op", "empty id > [op 0]", `an op of the span of id "" (key "/op/0") is an op too`},
+		{"/op/0", "op", "empty id > [mm]", `an op of the span of id "" (key "/op/0") is an op too`},
 		{"weird", "?", "weird", "a key that is neither"},
 	}
 	for _, c := range nodes {
