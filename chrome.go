@@ -128,39 +128,38 @@ import (
 //
 // Duration events (ph "X") of category cpu_op or Operator are ops (span kind
 // op, and one Op each); user_annotation and python_function are annotations
-// (kind function), and so is any of these named "ProfilerStep#N"; events of
-// the legacy autograd profiler (no cat, pid "CPU functions") are ops. Other
+// (kind function), and so is any of these named "ProfilerStep#N"; events of the
+// legacy autograd profiler (no cat, pid "CPU functions") are ops. Other
 // categories (kernel, gpu_memcpy, cuda_runtime, gpu_user_annotation, Trace,
-// ...) are ignored. Spans nest per (pid, tid) by time containment (sorted by
-// start, longer first, then file order; a span not contained in the open one
-// closes it). Spans of one interval nest in the order of their args
-// "External id" when they all have one, else in file order: Kineto numbers
-// host ops as they start, and some of its versions write them as they end,
-// a child before its parent. So spans of one interval are never siblings:
-// two ops of no length at one instant (PyTorch 1.x writes fast ops so) nest,
-// and memory at that instant goes to the inner one, though they may have
-// been siblings and the outer one its maker; the times cannot tell. A span
-// that starts strictly inside the open one and ends at most 1 µs after it is
-// its child all the same: writers of whole microseconds (PyTorch 1.x) round
-// start and duration down apart, which puts a child's end up to 1 µs past
-// its parent's (in a trace PyTorch 1.13
-// wrote, 2 spans of 324), while a sibling, starting at or after its
-// predecessor's written end, never starts inside it. The parent, and any
-// ancestor that ends before the child, then ends with the child (the
-// child's end is the better bound of theirs), so spans stay nested and the
-// memory events of the child's last microsecond stay in it. Span ids are
-// decimal, zero-padded to one width, in that order, so parents sort before
-// children. Step: a span named
+// ...) are ignored, and so are events of other phases (begin and end pairs "B"
+// and "E", flows, counters, metadata): only complete events make spans. Spans
+// nest per (pid, tid) by time containment (sorted by start, longer first, then
+// file order; a span not contained in the open one closes it). Spans of one
+// interval nest in the order of their args "External id" when they all have
+// one, else in file order: Kineto numbers host ops as they start, and some of
+// its versions write them as they end, a child before its parent. So spans of
+// one interval are never siblings: two ops of no length at one instant (PyTorch
+// 1.x writes fast ops so) nest, and memory at that instant goes to the inner
+// one, though they may have been siblings and the outer one its maker; the
+// times cannot tell. A span that starts strictly inside the open one and ends
+// at most 1 µs after it is its child all the same: writers of whole
+// microseconds (PyTorch 1.x) round start and duration down apart, which puts a
+// child's end up to 1 µs past its parent's (in a trace PyTorch 1.13 wrote, 2
+// spans of 324), while a sibling, starting at or after its predecessor's
+// written end, never starts inside it. The parent, and any ancestor that ends
+// before the child, then ends with the child (the child's end is the better
+// bound of theirs), so spans stay nested and the memory events of the child's
+// last microsecond stay in it. Span ids are decimal, zero-padded to one width,
+// in that order, so parents sort before children. Step: a span named
 // "autograd::engine::evaluate_function...", ending in "Backward" with or
-// without a number (MmBackward0; PyTorch 1.9 and before wrote MmBackward),
-// or naming one of the autograd engine's own nodes ("torch::autograd::...",
-// such as AccumulateGrad, "struct torch::autograd::..." in MSVC builds) is
-// backward, "Optimizer.step#..." or "Optimizer.zero_grad#..." optimizer, and
-// so are their descendants; other spans inside a
-// "ProfilerStep#N" are forward; the rest have no step. An Op has the span's
-// name, start and duration, and the device of the first memory event made
-// directly in its span ("" when none); its inputs, shape and dtype are
-// unknown.
+// without a number (MmBackward0; PyTorch 1.9 and before wrote MmBackward), or
+// naming one of the autograd engine's own nodes ("torch::autograd::...", such
+// as AccumulateGrad, "struct torch::autograd::..." in MSVC builds) is backward,
+// "Optimizer.step#..." or "Optimizer.zero_grad#..." optimizer, and so are their
+// descendants; other spans inside a "ProfilerStep#N" are forward; the rest have
+// no step. An Op has the span's name, start and duration, and the device of the
+// first memory event made directly in its span ("" when none); its inputs,
+// shape and dtype are unknown.
 //
 // A memory event's span is, of the spans on its (pid, tid) whose [start,
 // start+dur] contains its ts, the one that comes last in the order spans

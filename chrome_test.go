@@ -2410,3 +2410,20 @@ func TestChromeNullIsAbsent(t *testing.T) {
 		}
 	}
 }
+
+// TestChromeOtherPhasesMakeNoSpan: only complete events ("X") make spans;
+// a begin and end pair of a host op, a flow and a counter are ignored, as
+// the doc says, and memory in them goes to the thread's root.
+func TestChromeOtherPhasesMakeNoSpan(t *testing.T) {
+	ev := func(ph string) string {
+		return `{"name":"aten::mm","ph":"` + ph + `","cat":"cpu_op","ts":1,"pid":1,"tid":1,"id":1}`
+	}
+	doc := mustReadChrome(t, []byte(`[`+ev("B")+`,`+memEvent("2", 8, 1, 0, "")+`,`+ev("E")+`,`+ev("s")+`,`+ev("f")+`,`+ev("C")+`,`+ev("M")+`]`))
+	if len(doc.Ops) != 0 || len(doc.Spans) != 1 || doc.Spans[0].Name == "aten::mm" || len(doc.Memory) != 1 || doc.Memory[0].SpanID != doc.Spans[0].ID {
+		t.Errorf("spans %+v, ops %+v, memory %+v; want the thread's root span alone, no op, and the allocation in the root", doc.Spans, doc.Ops, doc.Memory)
+	}
+	x := mustReadChrome(t, []byte(`[`+strings.Replace(ev("X"), `"ts":1`, `"ts":1,"dur":5`, 1)+`,`+memEvent("2", 8, 1, 0, "")+`]`))
+	if len(x.Ops) != 1 || x.Memory[0].OpName != "aten::mm" {
+		t.Errorf("the same op as an X event: ops %+v, memory %+v; want one op holding the allocation (else this test shows nothing)", x.Ops, x.Memory)
+	}
+}
