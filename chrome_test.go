@@ -1124,12 +1124,12 @@ func TestChromeErrors(t *testing.T) {
 	}
 }
 
-// wantChromeOffset returns the offset an error about input in (valid JSON
-// up to the error) should give, when the test knows it: the start of event
-// i for an error about traceEvents[i] of a bare array that is not a syntax
-// error, the start of entry i for one about deviceProperties[i], the start
-// of a traceEvents that is no array, and the start of the data after the
-// trace.
+// wantChromeOffset returns the offset an error about input in (valid JSON up
+// to the error) should give, when the test knows it: the start of event i
+// for an error about traceEvents[i] (of a bare array or of the object's
+// traceEvents) that is not a syntax error, the start of entry i for one
+// about deviceProperties[i], the start of a traceEvents that is no array,
+// and the start of the data after the trace.
 func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
 	var i int
 	if _, err := fmt.Sscanf(pe.Kind, "deviceProperties[%d]", &i); err == nil {
@@ -1146,8 +1146,11 @@ func wantChromeOffset(in string, pe *ParseError) (int64, bool) {
 		rest := in[d.InputOffset():]
 		return int64(len(in) - len(strings.TrimLeft(rest, " \t\r\n"))), true
 	}
-	if _, err := fmt.Sscanf(pe.Kind, "traceEvents[%d]", &i); err != nil || pe.Err != nil || !strings.HasPrefix(strings.TrimSpace(in), "[") {
+	if _, err := fmt.Sscanf(pe.Kind, "traceEvents[%d]", &i); err != nil || pe.Err != nil {
 		return 0, false
+	}
+	if !strings.HasPrefix(strings.TrimSpace(in), "[") {
+		return memberOffset(in, "traceEvents", i)
 	}
 	return elementOffset(jsontext.NewDecoder(strings.NewReader(in)), i)
 }
@@ -1887,6 +1890,7 @@ func FuzzReadChromeTrace(f *testing.F) {
 			if !utf8.ValidString(err.Error()) {
 				t.Fatalf("error text is not valid UTF-8: %q", err)
 			}
+			checkChromeErrorOffset(t, data, pe)
 			return
 		}
 		if err := doc.Validate(); err != nil {
@@ -2425,5 +2429,17 @@ func TestChromeOtherPhasesMakeNoSpan(t *testing.T) {
 	x := mustReadChrome(t, []byte(`[`+strings.Replace(ev("X"), `"ts":1`, `"ts":1,"dur":5`, 1)+`,`+memEvent("2", 8, 1, 0, "")+`]`))
 	if len(x.Ops) != 1 || x.Memory[0].OpName != "aten::mm" {
 		t.Errorf("the same op as an X event: ops %+v, memory %+v; want one op holding the allocation (else this test shows nothing)", x.Ops, x.Memory)
+	}
+}
+
+// checkChromeErrorOffset checks the offset of an error about plain JSON (no
+// gzip, no repairs) against wantChromeOffset, where that knows it.
+func checkChromeErrorOffset(t *testing.T, data []byte, pe *ParseError) {
+	t.Helper()
+	if pe == nil || !json.Valid(data) {
+		return
+	}
+	if off, ok := wantChromeOffset(string(data), pe); ok && pe.Offset != off {
+		t.Fatalf("%v: offset %d, want %d", pe, pe.Offset, off)
 	}
 }
