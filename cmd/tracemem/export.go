@@ -191,10 +191,11 @@ func isStdout(e *env, path string) bool {
 // output after it would: a directory, a symlink loop, or a new file (or a
 // symlink's target) in a directory that is not there (a typo in -o should
 // not cost the minutes a big trace takes). Whether the file can be written
-// is left to the open: only it can tell.
+// is left to the open: only it can tell. "-o -", and an -o naming the file
+// standard output writes to, are checked as standard output (checkStdout).
 func checkOutput(e *env, cmd, out, trace string) error {
 	if out == "-" {
-		return nil
+		return checkStdout(e, cmd, []string{trace})
 	}
 	oi, err := os.Stat(out)
 	if err != nil {
@@ -222,18 +223,54 @@ func checkOutput(e *env, cmd, out, trace string) error {
 	if oi.IsDir() {
 		return &fileError{file: "-o " + out, err: syscall.EISDIR}
 	}
-	var ti os.FileInfo
-	if trace == "-" {
-		if f, ok := e.stdin.(*os.File); ok {
-			ti, err = f.Stat()
-		}
-	} else {
-		ti, err = os.Stat(trace)
+	if isStdout(e, out) { // written through standard output: appended, not overwritten
+		return checkStdout(e, cmd, []string{trace})
 	}
-	if ti != nil && err == nil && ti.Mode().IsRegular() && os.SameFile(oi, ti) {
+	if ti := traceFileInfo(e, trace); ti != nil && os.SameFile(oi, ti) {
 		return usagef("%s: -o %s is the trace itself, which it would overwrite", cmd, out)
 	}
 	return nil
+}
+
+// checkStdout refuses standard output when it is the file of one of the
+// traces, as in `tracemem profile t.jsonl >> t.jsonl`: the output would be
+// appended to the trace (with >, the shell has emptied it already, and the
+// error says why it is empty).
+func checkStdout(e *env, cmd string, traces []string) error {
+	f, ok := e.stdout.(*os.File)
+	if !ok {
+		return nil
+	}
+	si, err := f.Stat()
+	if err != nil || !si.Mode().IsRegular() {
+		return nil
+	}
+	for _, trace := range traces {
+		if ti := traceFileInfo(e, trace); ti != nil && os.SameFile(si, ti) {
+			return usagef("%s: standard output is the trace %s itself; write the output to another file", cmd, trace)
+		}
+	}
+	return nil
+}
+
+// traceFileInfo returns the FileInfo of the regular file the trace argument
+// names (for "-", standard input's), or nil.
+func traceFileInfo(e *env, trace string) os.FileInfo {
+	var ti os.FileInfo
+	var err error
+	if trace == "-" {
+		f, ok := e.stdin.(*os.File)
+		if !ok {
+			return nil
+		}
+		ti, err = f.Stat()
+	} else {
+		ti, err = os.Stat(trace)
+	}
+	if err != nil || !ti.Mode().IsRegular() {
+		return nil
+	}
+	return ti
 }
 
 // openOutput opens path for writing, truncated. made is the file it

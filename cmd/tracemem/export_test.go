@@ -1854,3 +1854,66 @@ func TestPprofSamplesShareStacks(t *testing.T) {
 		}
 	}
 }
+
+// TestStdoutIsTrace: standard output that is the trace's own file (`>>
+// t.jsonl`) is refused, in every command, as -o naming the trace is: the
+// output would be appended to the trace (from a check of the command: -o -
+// and the text commands wrote into it, where -o /dev/stdout was refused with
+// a message that spoke of overwriting).
+func TestStdoutIsTrace(t *testing.T) {
+	data, err := os.ReadFile(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	other := writeFile(t, dir, "other.jsonl", data)
+	for _, c := range []struct {
+		name, reason string
+		args         func(own string) []string
+		stdin        bool // standard input is the trace too
+		want         int
+	}{
+		{"summary", "a text command", func(own string) []string { return []string{"summary", own} }, false, 2},
+		{"summary of several", "any of the traces", func(own string) []string { return []string{"summary", other, own} }, false, 2},
+		{"profile", "the JSON profile", func(own string) []string { return []string{"profile", own} }, false, 2},
+		{"profile of stdin", "the trace given as standard input", func(string) []string { return []string{"profile", "-"} }, true, 2},
+		{"nodes", "a text command", func(own string) []string { return []string{"nodes", own} }, false, 2},
+		{"export -o -", "-o - writes to standard output", func(own string) []string { return []string{"export", "--format", "csv", "-o", "-", own} }, false, 2},
+		{"export -o stdout", "-o naming standard output's file writes through it, appending", func(own string) []string { return []string{"export", "--format", "csv", "-o", own, own} }, false, 2},
+		{"report -o -", "likewise for report", func(own string) []string { return []string{"report", "-o", "-", own} }, false, 2},
+		{"another file", "control: standard output appends to a file that is not the trace", func(string) []string { return []string{"profile", other} }, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			own := writeFile(t, t.TempDir(), "own.jsonl", data)
+			stdout, err := os.OpenFile(own, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			var stdin io.Reader = strings.NewReader("")
+			if c.stdin {
+				f, err := os.Open(own)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdin = f
+			}
+			var stderr bytes.Buffer
+			code := run(c.args(own), stdin, stdout, &stderr)
+			got, err := os.ReadFile(own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == 0 {
+				if code != 0 || len(got) <= len(data) {
+					t.Errorf("%s: exit %d (%s), %d bytes appended; want 0 and the output appended", c.reason, code, stderr.String(), len(got)-len(data))
+				}
+				return
+			}
+			if code != c.want || !strings.Contains(stderr.String(), "standard output is the trace ") || !bytes.Equal(got, data) {
+				t.Errorf("%s: exit %d, stderr %q, trace changed %v; want %d, the trace refused as standard output, and left as it was", c.reason, code, stderr.String(), !bytes.Equal(got, data), c.want)
+			}
+		})
+	}
+}

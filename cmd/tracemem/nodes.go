@@ -56,6 +56,9 @@ func cmdNodes(e *env, args []string) error {
 	if err := checkFiles("nodes", files, 1); err != nil {
 		return err
 	}
+	if err := checkStdout(e, "nodes", files); err != nil {
+		return err
+	}
 	t, err := loadOne(e, files[0], nodesLoad)
 	if err != nil {
 		return err

@@ -21,6 +21,9 @@ func cmdProfile(e *env, args []string) error {
 	if err := checkFiles("profile", files, 1); err != nil {
 		return err
 	}
+	if err := checkStdout(e, "profile", files); err != nil {
+		return err
+	}
 	t, err := loadOne(e, files[0], profileLoad(points.v))
 	if err != nil {
 		return err

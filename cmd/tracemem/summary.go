@@ -27,6 +27,9 @@ func cmdSummary(e *env, args []string) error {
 	if err := checkFiles("summary", files, -1); err != nil {
 		return err
 	}
+	if err := checkStdout(e, "summary", files); err != nil {
+		return err
+	}
 	// Each file's report is written as soon as it and those before it are
 	// done, and its trace dropped: only its row of the files table is kept.
 	failed, wrote := false, false
