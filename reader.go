@@ -282,6 +282,11 @@ func detect(r io.Reader) (traceFormat, io.Reader, error) {
 // bytes read so far (for line numbers in errors).
 func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	in := &readErrs{r: r}
+	// notTrace starts the message of a syntax error: inside the first
+	// object, the input may well be a trace with a defect (a stray comma in
+	// a PyTorch trace's deviceProperties, before its traceEvents), so it is
+	// not called no trace there.
+	notTrace := "not a trace: invalid JSON: "
 	// Lenient: only the format is decided here; its reader applies the
 	// rules (names given twice, UTF-8) where they apply.
 	dec := jsontext.NewDecoder(in, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
@@ -301,10 +306,10 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 			if start, end, d := lenient.DefectAt(seen(), int(se.ByteOffset), true); d != lenient.None {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
-				return &ParseError{Line: line, Offset: col, Msg: "not a trace: invalid JSON: " + defectMsg(d, string(seen()[start:end])),
+				return &ParseError{Line: line, Offset: col, Msg: notTrace + defectMsg(d, string(seen()[start:end])),
 					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeLenient, err)}
 			}
-			msg := "not a trace: invalid JSON: " + syntaxText(se)
+			msg := notTrace + syntaxText(se)
 			switch at := seen()[min(int(se.ByteOffset), len(seen())):]; {
 			case errors.Is(err, io.ErrUnexpectedEOF):
 				msg = "truncated input: it ends inside a JSON value"
@@ -357,6 +362,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return 0, fail(err)
 	}
+	notTrace = "invalid JSON before any key that tells the trace's format: "
 	sawSchema := false
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()

@@ -295,11 +295,12 @@ func TestReadTraceErrors(t *testing.T) {
 		{"empty gzip", "a gzip stream of nothing", string(rdGzip(t, nil)), `^empty trace$`, ErrEmptyTrace, 0},
 		{"not json", "plain text", "hello world\n", `^line 1: not a trace: invalid JSON: invalid character 'h' at start of value`, ErrUnknownFormat, 1},
 		{"not json, invalid JSON", "input that is not JSON wraps ErrInvalidJSON too, as errors.go says", "hello world\n", `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
-		{"bad first object", "a syntax error in the first object, before the format is known", `{"schema":"candle-graph/trace/6", oops}`, `^line 1: not a trace: invalid JSON`, ErrInvalidJSON, 1},
+		{"bad first object", "a syntax error in the first object, before the format is known", `{"schema":"candle-graph/trace/6", oops}`, `^line 1: invalid JSON before any key that tells the trace's format: `, ErrInvalidJSON, 1},
+		{"PyTorch defect before traceEvents", "a syntax error in what comes before traceEvents (deviceProperties, in PyTorch's traces) is invalid JSON of a format not yet known, not a file that is no trace (from a check of the command)", "{\"schemaVersion\": 1,\n\"deviceProperties\": [{\"id\": 0},\n],\n\"traceEvents\": []}", `^line 2: invalid JSON before any key that tells the trace's format: invalid character ',' at start of value within "/deviceProperties"$`, ErrUnknownFormat, 2},
 		{"unknown object", "an object that is no trace; the message lists every deciding key, as ReadTrace's doc does", `{"foo":1}`, `^line 1: not a trace: the first object has none of the keys "kind" \(JSONL\), "traceEvents" \(PyTorch\) or "schema", "run", "spans", "ops", "tensors", "memory", "device_memory", "gradients", "edges" \(document\)$`, ErrUnknownFormat, 1},
 		{"unknown object after blank lines", "the line is that of the object", "\n\n\n{\"name\":\"package.json\"}", `^line 4: not a trace: the first object has none of the keys`, ErrUnknownFormat, 4},
-		{"NaN before kind", "a non-finite number before the deciding key: read again as a Chrome trace, which it is not, it is not a trace", `{"x": nan, "kind": "meta"}`, `^line 1: not a trace: invalid JSON: nan is not a JSON number`, ErrUnknownFormat, 1},
-		{"NaN before spans", "likewise in what would be a document", `{"schema": NaN, "spans": []}`, `^line 1: not a trace: invalid JSON: NaN is not a JSON number`, ErrUnknownFormat, 1},
+		{"NaN before kind", "a non-finite number before the deciding key: read again as a Chrome trace, which it is not, it is invalid JSON of no known format", `{"x": nan, "kind": "meta"}`, `^line 1: invalid JSON before any key that tells the trace's format: nan is not a JSON number`, ErrUnknownFormat, 1},
+		{"NaN before spans", "likewise in what would be a document", `{"schema": NaN, "spans": []}`, `^line 1: invalid JSON before any key that tells the trace's format: NaN is not a JSON number`, ErrUnknownFormat, 1},
 		{"NaN alone", "a non-finite word alone is no trace", "\nNaN", `^line 2: not a trace: invalid JSON: NaN is not a JSON number`, ErrUnknownFormat, 2},
 		{"schema only", "an object with only schema is a document (and then lacks run)", `{"schema":"candle-graph/trace/6"}`, `^offset 0: run: missing required field`, nil, 0},
 		{"edges only", "edges is a document key", `{"edges":[]}`, `^offset 0: schema: missing required field`, nil, 0},
@@ -536,7 +537,7 @@ func TestReadTraceErrors(t *testing.T) {
 		{"doc trailing value after white space", "likewise for a second JSON text", docPrefix + `"spans":[]}` + strings.Repeat("\n", 100_000) + `{}`, fmt.Sprintf(`^offset %d: more data after the document$`, len(docPrefix)+len(`"spans":[]}`)+100_000), ErrInvalidJSON, 0},
 		{"doc trailing truncated value", "a value cut short after the document is more data too, not a truncated document", docPrefix + `"spans":[]} {"a":`, fmt.Sprintf(`^offset %d: more data after the document$`, len(docPrefix)+len(`"spans":[]} `)), ErrInvalidJSON, 0},
 		{"doc syntax error in a section", "the decoder's text keeps where (the JSON pointer) but not its own copy of the offset", docPrefix + `"spans":[{"id" 1}]}`, `^offset \d+: spans: invalid JSON: invalid character '1' after object name \(expecting ':'\) within "/spans/0/id"$`, ErrInvalidJSON, 0},
-		{"byte-order mark inside", "U+FEFF not at the start is an invalid character like any other (from a review)", `{"a":` + "\ufeff" + `1}`, `^line 1: not a trace: invalid JSON: invalid character '\\ufeff' at start of value within "/a"$`, ErrUnknownFormat, 1},
+		{"byte-order mark inside", "U+FEFF not at the start is an invalid character like any other (from a review)", `{"a":` + "\ufeff" + `1}`, `^line 1: invalid JSON before any key that tells the trace's format: invalid character '\\ufeff' at start of value within "/a"$`, ErrUnknownFormat, 1},
 		{"doc trailing object with a syntax error", "the reason for data after a document names no JSON pointer into that data, which the document does not have (from a review)", docPrefix + `"spans":[]} {"a" 1}`, fmt.Sprintf(`^offset %d: more data after the document: invalid character '1' after object name \(expecting ':'\)$`, len(docPrefix)+len(`"spans":[]} `)), ErrInvalidJSON, 0},
 		{"byte-order mark", "a UTF-8 byte-order mark is named, not shown as an invisible invalid character (from a user trial)", "\ufeff" + tMeta, `^line 1: not a trace: invalid JSON: a byte-order mark \(U\+FEFF\) before the first value; remove it$`, ErrUnknownFormat, 1},
 		{"gzip inside gzip", "a trace gzipped twice is named so, not shown as the control character it starts with (from a user trial)", string(rdGzip(t, rdGzip(t, []byte(rdFullTrace())))), `^gzip: the data inside is gzip again \(the trace was compressed twice\); decompress it once, and read what that gives$`, gzipread.ErrTwice, 0},
@@ -623,7 +624,7 @@ func TestReadTraceErrors(t *testing.T) {
 			`^offset 0: run: missing required field$`, nil, 0},
 		{"plus infinity before kind", "a non-finite number with a plus sign is named whole, sign and all",
 			`{"x": +inf, "kind": "meta"}`,
-			`^line 1: not a trace: invalid JSON: \+inf is not a JSON number`, ErrUnknownFormat, 0},
+			`^line 1: invalid JSON before any key that tells the trace's format: \+inf is not a JSON number`, ErrUnknownFormat, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
