@@ -195,8 +195,8 @@ import (
 // `offset 81: traceEvents[3]: args.Bytes: not an integer in a [memory] event`;
 // a host op without a numeric ts likewise. JSON syntax errors wrap
 // ErrInvalidJSON and the *jsontext.SyntacticError (input cut short:
-// io.ErrUnexpectedEOF, also when the decoder has no SyntacticError for it); I/O
-// and gzip errors are wrapped.
+// io.ErrUnexpectedEOF, at the offset where the input ends, also when the
+// decoder has no SyntacticError for it); I/O and gzip errors are wrapped.
 //
 // # Near-JSON
 //
@@ -232,8 +232,8 @@ var errChromeLenient = errors.New("near-JSON")
 // readRepaired returns read(), unless it fails at near-JSON that
 // lenient.Reader repairs (a non-finite number, say) and r can be read again
 // from where it was: then it reads r again as a Chrome trace with the
-// repairs, and returns that unless it is no Chrome trace either (then
-// read's error). Finding such text needs a pass that follows strings byte
+// repairs, and returns that unless it is no Chrome trace either and read's
+// error is one of a format not told yet (then read's error). Finding such text needs a pass that follows strings byte
 // by byte, which made every read a third slower, so only traces that have
 // it take it. When r cannot be read again, read's error says how to read
 // such a trace.
@@ -252,9 +252,11 @@ func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocum
 	if seekable {
 		if _, serr := s.Seek(start, io.SeekStart); serr == nil {
 			doc2, err2 := readChrome(r, true)
-			// One before the format was told (ReadTrace) may be in
-			// another format: then the first error says what is wrong.
-			if !errors.Is(err2, ErrUnknownFormat) {
+			// One before the format was told (ReadTrace's, which wraps
+			// ErrUnknownFormat) may be in another format: then the first
+			// error says what is wrong. Read as a Chrome trace, the
+			// second does (an object without traceEvents, say).
+			if !errors.Is(err2, ErrUnknownFormat) || !errors.Is(err, ErrUnknownFormat) {
 				return doc2, err2
 			}
 			return doc, err
@@ -470,7 +472,10 @@ func (p *chromeParser) syntax(err error) error {
 		if err == io.EOF {
 			cause = io.ErrUnexpectedEOF
 		}
-		return &ParseError{Offset: p.dec.InputOffset(), Kind: p.where(), Msg: "unexpected end of input",
+		// At the end of the input, all of it read (not the end of the last
+		// token: white space, or a word the repairs made "" and spaces,
+		// may follow).
+		return &ParseError{Offset: p.in.n, Kind: p.where(), Msg: "unexpected end of input",
 			Err: fmt.Errorf("%w: %w", ErrInvalidJSON, cause)}
 	}
 	msg := "invalid JSON"
@@ -516,6 +521,9 @@ func (p *chromeParser) defectAt(off int64) (int64, string, lenient.Defect) {
 	buf, base := p.dec.UnreadBuffer(), p.dec.InputOffset()
 	if off < base || off-base > int64(len(buf)) {
 		return 0, "", lenient.None
+	}
+	if int64(len(buf))-(off-base) < lenient.Lookahead {
+		buf = p.in.ahead(buf)
 	}
 	// A value may begin at the buffer's start only right after '[' or
 	// before the top-level value: elsewhere a ',' or ':' would be in it.
@@ -607,6 +615,11 @@ func (p *chromeParser) parse() error {
 		if err != nil {
 			var se *jsontext.SyntacticError
 			if errors.As(err, &se) {
+				if off, tok, d := p.defectAt(se.ByteOffset); d != lenient.None {
+					// No Chrome trace even when repaired: say what it is.
+					return &ParseError{Offset: off, Msg: "not a Chrome trace: " + defectMsg(d, tok),
+						Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
+				}
 				return &ParseError{Offset: se.ByteOffset, Msg: "not a Chrome trace: not JSON: " + se.Err.Error(),
 					Err: fmt.Errorf("%w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, err)}
 			}
@@ -746,6 +759,9 @@ func (p *chromeParser) parseEvents() error {
 				return p.syntax(err)
 			}
 			p.evOff = p.dec.InputOffset() - int64(len(v))
+			if p.repaired && string(v) == `""` { // what the repairs make of nan and N/A
+				return p.errorf("an event is an empty string, or a non-finite number or N/A (read as one), not an object")
+			}
 			return p.errorf("an event is a JSON %s, not an object", v.Kind())
 		}
 		p.index++

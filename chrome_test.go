@@ -621,6 +621,86 @@ func TestChromeNonFinite(t *testing.T) {
 	}
 }
 
+// TestChromeNearJSONAtBufferEnds: near-JSON reads the same wherever the
+// decoder's buffer ends in it: a '+' at its end, the nan after it not read
+// yet, was taken for invalid JSON, and the error of a reader that cannot
+// seek named "N" for N/A (from an independent check, which found it at
+// offsets 2^k+31). A reader of one byte at a time ends the buffer at every
+// byte; a plain one is tried at every offset up to past 1 KiB. In an
+// event's args and before traceEvents (where ReadTrace has not told the
+// format yet).
+func TestChromeNearJSONAtBufferEnds(t *testing.T) {
+	ev := `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":"stream 7","ts":3,"dur":2,"args":{"x":%s}},` + memEvent("5", 100, 1, 0, "")
+	places := []struct{ name, format string }{
+		{"in args", `{"pad":"%s","traceEvents":[` + ev + `]}`},
+		{"before traceEvents", `{"pad":"%s","x":%s,"traceEvents":[` + strings.Replace(ev, "%s", "0", 1) + `]}`},
+	}
+	want, err := ReadChromeTrace(strings.NewReader(fmt.Sprintf(places[0].format, "", "0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type reader struct {
+		name string
+		read func(io.Reader) (*TraceDocument, error)
+	}
+	readers := []reader{{"ReadChromeTrace", ReadChromeTrace}, {"ReadTrace", ReadTrace}}
+	check := func(r reader, tok, place, in string, seekable, oneByte bool) {
+		t.Helper()
+		at := strings.Index(in, tok)
+		var src io.Reader = strings.NewReader(in)
+		if oneByte {
+			src = &oneByteSeeker{strings.NewReader(in)}
+		}
+		if seekable {
+			got, err := r.read(src)
+			if err != nil {
+				t.Fatalf("%s, %s %s at offset %d (one byte a read %v): %v", r.name, tok, place, at, oneByte, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("%s, %s %s at offset %d (one byte a read %v): differs from the trace with 0 there (-want +got):\n%s", r.name, tok, place, at, oneByte, diff)
+			}
+			return
+		}
+		what := " is not a JSON number"
+		if strings.HasSuffix(tok, "N/A") {
+			what = " is not a JSON value"
+		}
+		_, err := r.read(struct{ io.Reader }{src})
+		var pe *ParseError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidJSON) || pe.Offset != int64(at) || !strings.Contains(pe.Msg, tok+what) {
+			t.Fatalf("%s, %s %s at offset %d (one byte a read %v), from a reader that cannot seek: %v; want an error at that offset naming %s", r.name, tok, place, at, oneByte, err, tok)
+		}
+	}
+	for _, tok := range []string{"+nan", "+Infinity", "+N/A", "-N/A", "N/A", "-inf", "NaN", "infinity"} {
+		for _, pl := range places {
+			for _, r := range readers {
+				in := fmt.Sprintf(pl.format, "", tok)
+				check(r, tok, pl.name, in, true, true)
+				check(r, tok, pl.name, in, false, true)
+			}
+		}
+	}
+	maxPad := 1100
+	if testing.Short() {
+		maxPad = 300
+	}
+	for _, tok := range []string{"+nan", "+N/A"} {
+		for _, pl := range places {
+			for pad := range maxPad {
+				in := fmt.Sprintf(pl.format, strings.Repeat("a", pad), tok)
+				for _, r := range readers {
+					check(r, tok, pl.name, in, true, false)
+				}
+			}
+		}
+	}
+}
+
+// oneByteSeeker reads one byte at a time, and seeks.
+type oneByteSeeker struct{ *strings.Reader }
+
+func (r *oneByteSeeker) Read(p []byte) (int, error) { return r.Reader.Read(p[:min(len(p), 1)]) }
+
 // TestChromeRepairs: a trace with the other near-JSON older PyTorch
 // profilers wrote (Windows paths unescaped, N/A, raw control characters in
 // strings) reads as the trace with them repaired, from a reader that can
@@ -1119,6 +1199,39 @@ func TestChromeErrors(t *testing.T) {
 			}
 			if off, ok := wantChromeOffset(tc.in, pe); ok && pe.Offset != off {
 				t.Errorf("%s: error %q: offset %d, want %d", tc.reason, err, pe.Offset, off)
+			}
+		})
+	}
+}
+
+// TestChromeNearJSONErrors: near-JSON in input that is no Chrome trace
+// even when repaired, or where a value must be an event, is named as what
+// it is, at its place (from an independent check: nan alone was "invalid
+// character 'a' in literal null" at offset 1, [nan] "an event is a JSON
+// string", an object with nan and no traceEvents was "nan is not a JSON
+// number", wrapping no ErrUnknownFormat); and input cut short is so at its
+// end, not where the last token ended.
+func TestChromeNearJSONErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, in string
+		is               error // a sentinel the error must wrap
+		msg              string
+		off              int64
+	}{
+		{"nan alone", "a non-finite number is no trace, repaired or not", "nan", ErrUnknownFormat, "offset 0: not a Chrome trace: nan is not a JSON number", 0},
+		{"event nan", "the repairs read nan as an empty string, which the message must not call all it is", "[nan]", nil, "offset 1: traceEvents[0]: an event is an empty string, or a non-finite number or N/A (read as one), not an object", 1},
+		{"event N/A", "likewise N/A", "[ -N/A ]", nil, "an event is an empty string, or a non-finite number or N/A", 2},
+		{"event empty string", "a real string is named as before", `[""]`, nil, "an event is a JSON string, not an object", 1},
+		{"object without traceEvents", "what is wrong with the object is that it has no traceEvents, not its nan", `{"x":nan}`, ErrUnknownFormat, "offset 0: not a Chrome trace: an object without traceEvents", 0},
+		{"traceEvents nan", "likewise a traceEvents that is no array", `{"traceEvents":nan}`, ErrUnknownFormat, "offset 15: not a Chrome trace: traceEvents is not an array", 15},
+		{"cut after a word", "input cut short right after a non-finite number ends at its end, not after the \"\" the repairs made of it", `{"traceEvents":[],"zz":infinity`, io.ErrUnexpectedEOF, "offset 31: unexpected end of input", 31},
+		{"cut after white space", "and after white space, at the end of the input", "{\"traceEvents\":[]  \n ", io.ErrUnexpectedEOF, "offset 21: unexpected end of input", 21},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadChromeTrace(strings.NewReader(tc.in))
+			var pe *ParseError
+			if !errors.As(err, &pe) || tc.is != nil && !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) || pe.Offset != tc.off {
+				t.Errorf("%s: %v; want a *ParseError at offset %d saying %q (wrapping %v)", tc.reason, err, tc.off, tc.msg, tc.is)
 			}
 		})
 	}

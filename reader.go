@@ -303,10 +303,17 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			line, col := lineCol(seen(), int(se.ByteOffset))
-			if start, end, d := lenient.DefectAt(seen(), int(se.ByteOffset), true); d != lenient.None {
+			b := seen()
+			if len(b)-int(se.ByteOffset) < lenient.Lookahead {
+				b = in.ahead(b)
+			}
+			if start, end, d := lenient.DefectAt(b, int(se.ByteOffset), true); d != lenient.None {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
-				return &ParseError{Line: line, Offset: col, Msg: notTrace + defectMsg(d, string(seen()[start:end])),
+				// Where is where its text starts (the sign of -N/A, where
+				// the decoder stopped at the N), as ReadChromeTrace says.
+				line, col = lineCol(b, start)
+				return &ParseError{Line: line, Offset: col, Msg: notTrace + defectMsg(d, string(b[start:end])),
 					Err: fmt.Errorf("%w: %w: %w: %w", ErrUnknownFormat, ErrInvalidJSON, errChromeLenient, err)}
 			}
 			msg := notTrace + syntaxText(se)
@@ -798,6 +805,18 @@ func (r *readErrs) Read(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// ahead returns b followed by up to lenient.Lookahead more bytes of the
+// input, read past all that was read before, so that near-JSON the
+// decoder's buffer cuts off (a '+' at its end, the nan after it not read
+// yet) is seen whole. The bytes are consumed: it is for an input whose
+// decoding failed. A read error here is not recorded: it would not be the
+// decoder's.
+func (r *readErrs) ahead(b []byte) []byte {
+	var more [lenient.Lookahead]byte
+	n, _ := io.ReadFull(r.r, more[:])
+	return append(slices.Clip(b), more[:n]...)
 }
 
 // failed reports whether err, returned by a decoder reading r, is r's read

@@ -335,6 +335,11 @@ const (
 	ControlChar         // a control character in a string
 )
 
+// Lookahead is how many bytes past a syntax error's offset DefectAt needs
+// to see any defect's text whole, and the byte after it: a sign, infinity
+// and one more byte; a \u escape.
+const Lookahead = 16
+
 // DefectAt reports which defect that a Reader repairs a strict decoder
 // stopped at, where its syntax error points (b[i]), and [start, end) is its
 // text. b must start outside any string (at the start of the input, or
@@ -349,7 +354,7 @@ const (
 // that follow) or a control character. Text cut off by the end of b is
 // taken as it stands: an escape cut short is a BadEscape, and an N at the
 // very end a NonFinite (it starts like NaN); where the input goes on, b
-// should hold it past the defect's text.
+// should hold it past the defect's text (Lookahead bytes past b[i]).
 func DefectAt(b []byte, i int, valueFirst bool) (start, end int, d Defect) {
 	if i < 0 || i > len(b) {
 		return 0, 0, None
