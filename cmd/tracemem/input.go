@@ -30,6 +30,9 @@ type trace struct {
 	nodes    map[string]tracemem.NodeMetrics
 	tree     *spanTree
 	streamed bool // analyzed by AnalyzeStream, not held as a document
+	// memoryEndNs is the time of the last memory event, when the timeline
+	// may have dropped its point (see reportTrim); 0 when not known.
+	memoryEndNs uint64
 }
 
 // loadOptions says what a subcommand needs of a trace.

@@ -9,8 +9,10 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/tracemem/tracemem"
 )
@@ -49,6 +51,7 @@ func cmdReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	reportTrim(t, points.v)
 	return writeOutput(e, out, func(w io.Writer) error { return writeReport(w, t) })
 }
 
@@ -69,7 +72,10 @@ td.path{font-family:ui-monospace,monospace;font-size:12px}
 .meta{color:#555}.legend span{display:inline-block;margin-right:16px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 figure{margin:12px 0 24px}figcaption{font-weight:600;margin-bottom:4px}
-svg text{font:11px system-ui,sans-serif;fill:#333}`
+svg text{font:11px system-ui,sans-serif;fill:#333}
+svg text.label{fill:#d62728;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
+h1,h2,p,figcaption,td{overflow-wrap:anywhere}td:not(.n){min-width:4em}
+table.allocs td:nth-child(2),table.nodes td:nth-child(4){white-space:nowrap}`
 
 // writeReport writes the HTML report of t: the timeline chart of each
 // device first, then the summary, the devices, the top allocations at the
@@ -84,7 +90,7 @@ func writeReport(w io.Writer, t *trace) error {
 	if r := t.run; r != nil {
 		fmt.Fprintf(&b, "<p class=\"meta\">run %s (%s), entrypoint %s, main device %s</p>\n", esc(orDash(r.id)), esc(orDash(r.phase)), esc(orDash(r.entrypoint)), esc(orDash(r.device)))
 	}
-	b.WriteString("<p class=\"meta\">Sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB, 1 TiB = 1024 GiB); times in ms since the trace start. A span path is the span names from the root down, joined with \" &gt; \".</p>\n")
+	b.WriteString("<p class=\"meta\">Sizes in 1024-based units (1 KiB = 1024 B, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB, 1 TiB = 1024 GiB; the charts' axes go on to 1 PiB = 1024 TiB and 1 EiB = 1024 PiB); times in ms since the trace start. A span path is the span names from the root down, joined with \" &gt; \".</p>\n")
 
 	b.WriteString("<h2>Memory timeline</h2>\n<p class=\"legend\">")
 	for _, c := range tracemem.Categories {
@@ -98,9 +104,10 @@ func writeReport(w io.Writer, t *trace) error {
 	if len(p.ByDevice) == 0 {
 		fmt.Fprintf(&b, "<p>%s.</p>\n", esc("T"+strings.TrimPrefix(noMemoryEvents(t.run), "t")))
 	}
-	// The trace ends with its last point or span, whichever is later (each
-	// device keeps its last point unless --max-points is 1).
-	tEnd := uint64(0)
+	// The trace ends with its last memory event or span, whichever is
+	// later: the last event is each device's last point, unless reportTrim
+	// dropped it (--max-points 1) and noted its time.
+	tEnd := t.memoryEndNs
 	for i := range p.Timeline {
 		tEnd = max(tEnd, p.Timeline[i].TimestampNs)
 	}
@@ -112,7 +119,7 @@ func writeReport(w io.Writer, t *trace) error {
 		writeDeviceChart(&b, d, byDevice[d.Device], tEnd)
 	}
 
-	b.WriteString("<h2>Summary</h2>\n<table>\n")
+	b.WriteString("<h2>Summary</h2>\n<table class=\"summary\">\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "<tr><th>%s</th><td>%s</td></tr>\n", esc(k), esc(v)) }
 	if !hasMemory(p) {
 		row("Peak", "none (no memory events)")
@@ -138,7 +145,7 @@ func writeReport(w io.Writer, t *trace) error {
 	}
 	b.WriteString("</table>\n")
 
-	b.WriteString("<h2>Devices</h2>\n<table>\n<tr><th>device</th><th class=\"n\">capacity</th><th class=\"n\">peak</th><th class=\"n\">peak at (ms)</th><th class=\"n\">allocs</th><th class=\"n\">frees</th></tr>\n")
+	b.WriteString("<h2>Devices</h2>\n<table class=\"devices\">\n<tr><th>device</th><th class=\"n\">capacity</th><th class=\"n\">peak</th><th class=\"n\">peak at (ms)</th><th class=\"n\">allocs</th><th class=\"n\">frees</th></tr>\n")
 	for _, d := range devicesInOrder(p) {
 		capacity := "unknown"
 		if d.CapacityBytes > 0 {
@@ -152,7 +159,7 @@ func writeReport(w io.Writer, t *trace) error {
 	if hasMemory(p) {
 		n := min(reportTopAllocations, len(p.PeakBreakdown))
 		fmt.Fprintf(&b, "<h2>Top %d %s at the peak (of %d live on %s)</h2>\n", n, plural(uint64(n), "allocation", "allocations"), len(p.PeakBreakdown), esc(orDash(s.PeakDevice)))
-		b.WriteString("<table>\n<tr><th class=\"n\">bytes</th><th>category</th><th>dtype</th><th>shape</th><th>op</th><th>tensor</th><th>span path</th></tr>\n")
+		b.WriteString("<table class=\"allocs\">\n<tr><th class=\"n\">bytes</th><th>category</th><th>dtype</th><th>shape</th><th>op</th><th>tensor</th><th>span path</th></tr>\n")
 		for _, a := range p.PeakBreakdown[:n] {
 			fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
 				formatBytes(a.Bytes), a.Category, esc(orDash(a.DType)), formatShape(a.Shape, a.DType), esc(orDash(opName(a.OpName))), esc(idCell(a.TensorID)), esc(t.tree.path(a.SpanID)))
@@ -163,7 +170,7 @@ func writeReport(w io.Writer, t *trace) error {
 	ranked := rankNodes(t.nodes, sortPeak, reportTopNodes)
 	fmt.Fprintf(&b, "<h2>Nodes with the highest peak (%d of %d)</h2>\n", len(ranked), len(t.nodes))
 	b.WriteString("<p class=\"meta\">bytes: requested by the node (a span: its own ops); peak: most bytes live at once that its subtree allocated, summed over devices; residual: bytes its subtree allocated still live when it ended.</p>\n")
-	b.WriteString("<table>\n<tr><th class=\"n\">peak</th><th class=\"n\">residual</th><th class=\"n\">bytes</th><th>kind</th><th>node</th><th>path</th></tr>\n")
+	b.WriteString("<table class=\"nodes\">\n<tr><th class=\"n\">peak</th><th class=\"n\">residual</th><th class=\"n\">bytes</th><th>kind</th><th>node</th><th>path</th></tr>\n")
 	for _, n := range ranked {
 		ref := t.tree.describeNode(n.key)
 		fmt.Fprintf(&b, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>%s</td><td>%s</td><td class=\"path\">%s</td></tr>\n",
@@ -190,9 +197,10 @@ const (
 // capacityDrawn reports whether the chart of d draws its capacity line:
 // when it is known and within capacityOffChartMultiplier × the peak (a
 // product past 2⁶⁴ counts as 2⁶⁴: the library's peaks stay below 2⁶³, but
-// d could come from elsewhere).
+// d could come from elsewhere). A peak of 0 draws none, as the README says:
+// any capacity is more than twice it.
 func capacityDrawn(d tracemem.DeviceMemoryStats) bool {
-	hi, limit := bits.Mul64(capacityOffChartMultiplier, max(d.PeakBytes, 1))
+	hi, limit := bits.Mul64(capacityOffChartMultiplier, d.PeakBytes)
 	return d.CapacityBytes > 0 && (hi != 0 || d.CapacityBytes <= limit)
 }
 
@@ -228,8 +236,8 @@ func pointsByDevice(p *tracemem.MemoryProfile) map[string][]*tracemem.TimelinePo
 // point), the live bytes outline, the capacity line when known and within
 // capacityOffChartMultiplier × the peak, and the device peak marked. The time
 // axis runs from 0 to the first tick after tEnd (the trace's end: the last
-// point or the latest span start or end, whichever is later). pts are the
-// device's points in timeline order.
+// memory event or the latest span start or end, whichever is later). pts
+// are the device's points in timeline order.
 func writeDeviceChart(b *strings.Builder, d tracemem.DeviceMemoryStats, pts []*tracemem.TimelinePoint, tEnd uint64) {
 	var present tracemem.CategorySet
 	for _, pt := range pts {
@@ -306,25 +314,155 @@ func writeDeviceChart(b *strings.Builder, d tracemem.DeviceMemoryStats, pts []*t
 		}
 		fmt.Fprintf(b, "<path class=\"live\" fill=\"none\" stroke=\"#222\" stroke-width=\"1\" d=\"%s\"/>\n", stepLine(pts, live, x, y, xEnd))
 	}
+	// The labels of the capacity and the peak, placed off the lines and
+	// each other (see placePeakLabel and placeCapacityLabel).
+	var peak, capLabel chartLabel
+	px, py := x(d.PeakTimestampNs), y(d.PeakBytes)
+	capY := math.NaN()
 	if capDrawn {
-		yy := y(d.CapacityBytes)
-		fmt.Fprintf(b, "<line class=\"capacity\" x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/><text x=\"%g\" y=\"%.1f\" text-anchor=\"end\" fill=\"#d62728\">capacity %s</text>\n",
-			chartLeft, yy, chartLeft+plotW, yy, chartLeft+plotW-4, yy-4, formatBytes(d.CapacityBytes))
+		capY = y(d.CapacityBytes)
 	}
 	if len(pts) > 0 {
-		px, py := x(d.PeakTimestampNs), y(d.PeakBytes)
-		anchor := "start"
-		if px > chartLeft+plotW*0.7 {
-			anchor = "end"
-		}
-		dx := 6.0
-		if anchor == "end" {
-			dx = -6
-		}
-		fmt.Fprintf(b, "<g class=\"peak\"><line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#d62728\" stroke-dasharray=\"2 3\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"><title>%s</title></circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#d62728\">peak %s at %s ms</text></g>\n",
-			px, chartTop, px, chartTop+plotH, px, py, esc(caption), px+dx, max(py-8, chartTop+12), anchor, formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs))
+		peak = placePeakLabel(fmt.Sprintf("peak %s at %s ms", formatBytes(d.PeakBytes), formatMs(d.PeakTimestampNs)), px, py, capY)
+	}
+	if capDrawn {
+		liveAt := func(x0, x1 float64) (top, bottom float64, ok bool) { return stepLineSpan(pts, x, y, x0, x1) }
+		capLabel = placeCapacityLabel("capacity "+formatBytes(d.CapacityBytes), capY, liveAt, peak, len(pts) > 0, px, py)
+		fmt.Fprintf(b, "<line class=\"capacity\" x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/><text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#d62728\">%s</text>\n",
+			chartLeft, capY, chartLeft+plotW, capY, capLabel.x, capLabel.y, capLabel.anchor, capLabel.text)
+	}
+	if len(pts) > 0 {
+		fmt.Fprintf(b, "<g class=\"peak\"><line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#d62728\" stroke-dasharray=\"2 3\"/><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"><title>%s</title></circle><text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#d62728\">%s</text></g>\n",
+			px, chartTop, px, chartTop+plotH, px, py, esc(caption), peak.x, peak.y, peak.anchor, peak.text)
 	}
 	b.WriteString("</svg>\n</figure>\n")
+}
+
+// Labels in a chart: the box a label's text takes is estimated at
+// tickCharW a character, labelAscent above its baseline and labelDescent
+// below, with labelHalo around it: the white outline drawn behind the text
+// (reportCSS), which keeps a label legible over a line it cannot avoid.
+const (
+	labelAscent, labelDescent = 9.0, 3.0
+	labelHalo                 = 1.5
+	peakLabelGap              = 8.0 // from the peak (its dot has a radius of 4) to the label's baseline
+	capLabelGap               = 4.0 // from the capacity line to the label's text
+)
+
+// chartLabel is a label placed in a chart.
+type chartLabel struct {
+	x, y   float64 // the anchor and the baseline
+	anchor string  // "start" or "end": the end of the text at x
+	text   string  // no markup: only the report's own words and numbers
+}
+
+// labelBox is a rectangle in a chart's user units, y down.
+type labelBox struct{ x0, y0, x1, y1 float64 }
+
+// box returns the rectangle l's text and halo take.
+func (l chartLabel) box() labelBox {
+	w := tickCharW * float64(utf8.RuneCountInString(l.text))
+	x0 := l.x
+	if l.anchor == "end" {
+		x0 -= w
+	}
+	return labelBox{x0 - labelHalo, l.y - labelAscent - labelHalo, x0 + w + labelHalo, l.y + labelDescent + labelHalo}
+}
+
+func (a labelBox) overlaps(b labelBox) bool {
+	return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1
+}
+
+// spansY reports whether a horizontal line at y crosses a.
+func (a labelBox) spansY(y float64) bool { return a.y0 <= y && y <= a.y1 }
+
+// inside reports whether a lies within the SVG, above bottom.
+func (a labelBox) inside(bottom float64) bool {
+	return a.x0 >= 0 && a.x1 <= chartW && a.y0 >= 0 && a.y1 <= bottom
+}
+
+// placePeakLabel places the label of the peak at (px, py): 8 above the
+// peak, where no part of the live line can be (nothing is higher than the
+// peak; the margin above the plot takes a peak at the top of the axis),
+// right of the peak unless it is in the right 30% of the plot or the label
+// would leave the SVG there, and above the capacity line (at capY, NaN when
+// none) when that would cross it, a capacity just above the peak.
+func placePeakLabel(text string, px, py, capY float64) chartLabel {
+	first := chartLabel{x: px + 6, y: py - peakLabelGap, anchor: "start", text: text}
+	second := chartLabel{x: px - 6, y: py - peakLabelGap, anchor: "end", text: text}
+	if px > chartLeft+plotW*0.7 {
+		first, second = second, first
+	}
+	l := first
+	if !first.box().inside(chartH) && second.box().inside(chartH) {
+		l = second
+	}
+	if l.box().spansY(capY) {
+		l.y = capY - peakLabelGap
+	}
+	return l
+}
+
+// placeCapacityLabel places the label of the capacity line at capY: the
+// first of above its right end, above its left end, below its right end
+// and below its left end that stays in the SVG above the plot's bottom
+// (the time axis's labels are below) and crosses neither the live line
+// (liveAt gives its top and bottom over a range of x) nor the peak's label,
+// dot or line (when hasPeak); when none does, the one that does the least
+// harm, by the weights below (text over text is the worst). A capacity at
+// or above the peak always has such a place: the live line keeps below it,
+// and the peak's label, on one side of the peak, leaves one end free.
+func placeCapacityLabel(text string, capY float64, liveAt func(x0, x1 float64) (top, bottom float64, ok bool), peak chartLabel, hasPeak bool, px, py float64) chartLabel {
+	above, below := capY-capLabelGap, capY+capLabelGap+labelAscent
+	right, left := chartLeft+plotW-4, chartLeft+4
+	var best chartLabel
+	bestCost := math.MaxInt
+	for _, l := range []chartLabel{
+		{x: right, y: above, anchor: "end", text: text},
+		{x: left, y: above, anchor: "start", text: text},
+		{x: right, y: below, anchor: "end", text: text},
+		{x: left, y: below, anchor: "start", text: text},
+	} {
+		bx := l.box()
+		cost := 0
+		if !bx.inside(chartTop + plotH) {
+			cost += 8
+		}
+		if hasPeak && bx.overlaps(peak.box()) {
+			cost += 4
+		}
+		if top, bottom, ok := liveAt(bx.x0, bx.x1); ok && top <= bx.y1 && bottom >= bx.y0 {
+			cost += 2
+		}
+		if hasPeak && (bx.overlaps(labelBox{px, chartTop, px, chartTop + plotH}) || bx.overlaps(labelBox{px - 4, py - 4, px + 4, py + 4})) {
+			cost++
+		}
+		if cost < bestCost {
+			best, bestCost = l, cost
+		}
+		if cost == 0 {
+			break
+		}
+	}
+	return best
+}
+
+// stepLineSpan returns the top and bottom y of the step line of the live
+// bytes of pts (held to the axis end) over x0 to x1, and false when the
+// line has no part there (it starts at the first point).
+func stepLineSpan(pts []*tracemem.TimelinePoint, x func(uint64) float64, y func(uint64) float64, x0, x1 float64) (top, bottom float64, ok bool) {
+	if len(pts) == 0 || x1 < x(pts[0].TimestampNs) {
+		return 0, 0, false
+	}
+	// The point whose step reaches x0 (the last before it), then every
+	// point up to x1; the points are in time order.
+	i := max(sort.Search(len(pts), func(i int) bool { return x(pts[i].TimestampNs) >= x0 })-1, 0)
+	top, bottom = math.Inf(1), math.Inf(-1)
+	for ; i < len(pts) && x(pts[i].TimestampNs) <= x1; i++ {
+		yy := y(pts[i].LiveBytes)
+		top, bottom = min(top, yy), max(bottom, yy)
+	}
+	return top, bottom, true
 }
 
 // stepArea returns the path of the band between lower and upper, drawn as
@@ -364,7 +502,7 @@ type axisTick struct {
 }
 
 // byteAxis is the bytes axis of a chart: from 0 to maxBytes, labelled in
-// the largest of B, KiB, MiB and GiB that its top reaches.
+// the largest of B, KiB, MiB, GiB, TiB, PiB and EiB that its top reaches.
 type byteAxis struct {
 	maxBytes float64
 	unit     string
@@ -376,6 +514,10 @@ type byteAxis struct {
 // a top of 1 B has two, 0 and 1, and of 2 B three). A top less than a
 // billionth above a tick ends the axis at that tick: the difference (3 B
 // over 3 GiB) cannot be drawn, and a step more would squash the chart.
+// The unit is the largest the top reaches, up to EiB (2⁶⁴ B is 16 EiB), so
+// that a tick label has at most 4 characters ("1500", "0.2"; from a check
+// of the report: at GiB, a top near 2⁶³ B gave 10 digits, cut at the
+// chart's edge).
 func niceAxis(top uint64) byteAxis {
 	if top == 0 {
 		top = mib // an empty device: a 1 MiB axis
@@ -384,7 +526,7 @@ func niceAxis(top uint64) byteAxis {
 	for _, u := range []struct {
 		bytes float64
 		name  string
-	}{{kib, "KiB"}, {mib, "MiB"}, {gib, "GiB"}} {
+	}{{kib, "KiB"}, {mib, "MiB"}, {gib, "GiB"}, {tib, "TiB"}, {pib, "PiB"}, {eib, "EiB"}} {
 		if float64(top) >= u.bytes {
 			unit, name = u.bytes, u.name
 		}
@@ -469,7 +611,47 @@ func decimals(step float64) int {
 func esc(s string) string { return html.EscapeString(printable(s)) }
 
 // reportLoad is what report needs of a trace, keeping points timeline
-// points (0: all): node metrics and op names too, for its node table.
+// points per device (0: all): node metrics and op names too, for its node
+// table. For 1 point it keeps 2, each device's last point besides its
+// highest, so that the trace's last memory event is known; reportTrim then
+// drops the last.
 func reportLoad(points int) loadOptions {
+	if points == 1 {
+		points = 2
+	}
 	return loadOptions{opts: tracemem.Options{MaxTimelinePoints: points}, wantNodes: true, wantOps: true}
+}
+
+// reportTrim sets t.memoryEndNs to the time of the trace's last memory
+// event, the latest of the points reportLoad(points) kept (each device
+// keeps its last one), and for points 1 keeps each device's highest point
+// alone: the library's downsampling to 1 point keeps the first of the
+// highest, and to 2 the first of the highest before the last and the last,
+// so that is the first of its two points unless the last is higher. No
+// more than a point per device is held besides the timeline, and the
+// trace is not read again.
+func reportTrim(t *trace, points int) {
+	p := t.profile
+	for i := range p.Timeline {
+		t.memoryEndNs = max(t.memoryEndNs, p.Timeline[i].TimestampNs)
+	}
+	if points != 1 {
+		return
+	}
+	keep := make(map[string]int, len(p.ByDevice)) // index of the point each device keeps
+	for i := range p.Timeline {
+		pt := &p.Timeline[i]
+		if k, ok := keep[pt.Device]; !ok || pt.LiveBytes > p.Timeline[k].LiveBytes {
+			keep[pt.Device] = i
+		}
+	}
+	n := 0
+	for i := range p.Timeline {
+		if keep[p.Timeline[i].Device] == i {
+			p.Timeline[n] = p.Timeline[i]
+			n++
+		}
+	}
+	clear(p.Timeline[n:])
+	p.Timeline = p.Timeline[:n]
 }

@@ -18,6 +18,8 @@ const (
 	mib = 1 << 20
 	gib = 1 << 30
 	tib = 1 << 40
+	pib = 1 << 50 // the report's axis only
+	eib = 1 << 60
 )
 
 // formatBytes renders n bytes in 1024-based units with two decimals:
