@@ -495,10 +495,10 @@ func unitBytes(name string) float64 {
 	return map[string]float64{"B": 1, "KiB": kib, "MiB": mib, "GiB": gib, "TiB": tib, "PiB": pib, "EiB": eib}[name]
 }
 
-// TestReportInBrowser renders the report of the sample in headless
-// Chromium and checks that the screenshot is not blank: it has many colours,
-// among them the parameter and activation fills of the charts.
-func TestReportInBrowser(t *testing.T) {
+// needChromium returns the path of Chromium, or skips the test: when it is
+// not installed, and with -short.
+func needChromium(t *testing.T) string {
+	t.Helper()
 	const chromium = "/usr/bin/chromium"
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skipf("%s is not installed, so the report is not rendered in a browser (apt-get install chromium to run this check)", chromium)
@@ -506,6 +506,14 @@ func TestReportInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the browser check starts Chromium; skipped with -short")
 	}
+	return chromium
+}
+
+// TestReportInBrowser renders the report of the sample in headless
+// Chromium and checks that the screenshot is not blank: it has many colours,
+// among them the parameter and activation fills of the charts.
+func TestReportInBrowser(t *testing.T) {
+	chromium := needChromium(t)
 	report, _ := writeReportFile(t, sample(t))
 	dir := t.TempDir()
 	shot := filepath.Join(dir, "report.png")
@@ -1898,17 +1906,17 @@ func TestReportLabelsClear(t *testing.T) {
 // selector of a list gets the block's declarations).
 func cssRules(css string) map[string]map[string]string {
 	rules := map[string]map[string]string{}
-	for _, block := range strings.Split(css, "}") {
+	for block := range strings.SplitSeq(css, "}") {
 		sels, decls, ok := strings.Cut(block, "{")
 		if !ok {
 			continue
 		}
-		for _, sel := range strings.Split(sels, ",") {
+		for sel := range strings.SplitSeq(sels, ",") {
 			sel = strings.TrimSpace(sel)
 			if rules[sel] == nil {
 				rules[sel] = map[string]string{}
 			}
-			for _, d := range strings.Split(decls, ";") {
+			for d := range strings.SplitSeq(decls, ";") {
 				if k, v, ok := strings.Cut(d, ":"); ok {
 					rules[sel][strings.TrimSpace(k)] = strings.TrimSpace(v)
 				}
@@ -1963,13 +1971,7 @@ func TestReportLongNamesWrap(t *testing.T) {
 // page's right margin (the body's 24 px): a table or heading wider than
 // the window would run through it.
 func TestReportLongNamesInBrowser(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("%s is not installed", chromium)
-	}
-	if testing.Short() {
-		t.Skip("the browser check starts Chromium; skipped with -short")
-	}
+	chromium := needChromium(t)
 	long := func(s string, n int) string { return strings.Repeat(s, n/len(s)) }
 	dev := long("device_", 120)
 	_, data := reportOf(t, jsonlTrace(startRec("root", long("module_", 300), "", 0), startRec("s", long("layer.", 200), "root", 1),
