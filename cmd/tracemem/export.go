@@ -247,6 +247,9 @@ func checkStdout(e *env, cmd string, traces []string) error {
 	}
 	for _, trace := range traces {
 		if ti := traceFileInfo(e, trace); ti != nil && os.SameFile(si, ti) {
+			if trace == "-" {
+				return usagef("%s: standard output is the file standard input reads the trace from; write the output to another file", cmd)
+			}
 			return usagef("%s: standard output is the trace %s itself; write the output to another file", cmd, trace)
 		}
 	}

@@ -1911,7 +1911,11 @@ func TestStdoutIsTrace(t *testing.T) {
 				}
 				return
 			}
-			if code != c.want || !strings.Contains(stderr.String(), "standard output is the trace ") || !bytes.Equal(got, data) {
+			want := "standard output is the trace "
+			if c.stdin {
+				want = "standard output is the file standard input reads the trace from" // not "the trace -"
+			}
+			if code != c.want || !strings.Contains(stderr.String(), want) || !bytes.Equal(got, data) {
 				t.Errorf("%s: exit %d, stderr %q, trace changed %v; want %d, the trace refused as standard output, and left as it was", c.reason, code, stderr.String(), !bytes.Equal(got, data), c.want)
 			}
 		})
