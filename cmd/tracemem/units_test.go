@@ -157,8 +157,9 @@ func TestNamesStayOnTheirLine(t *testing.T) {
 }
 
 // TestTableWideRangeEnds checks that the last code point of a wide range,
-// and the characters of the U+30000 plane, take two columns and keep the
-// columns after them aligned.
+// the characters of the U+30000 plane, and wide characters outside the main
+// blocks take two columns, text-style emoji one, and that the columns after
+// them stay aligned.
 func TestTableWideRangeEnds(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -172,6 +173,25 @@ func TestTableWideRangeEnds(t *testing.T) {
 		{"plane 3 start", "\U00030000", 2, "U+30000 starts the tertiary ideographic plane"},
 		{"plane 3 end", "\U0003FFFD", 2, "U+3FFFD ends it"},
 		{"plane 2 end", "\U0002FFFD", 2, "U+2FFFD ends the supplementary ideographic plane"},
+		// From a check of the columns: the table had the main blocks only.
+		{"hot beverage", "\u2615", 2, "an emoji outside the emoji blocks, wide by default (EAW W)"},
+		{"star", "\u2B50", 2, "likewise in Miscellaneous Symbols and Arrows"},
+		{"check mark", "\u2705", 2, "likewise in Dingbats"},
+		{"melting face", "\U0001FAE0", 2, "an emoji of Unicode 14, in Symbols and Pictographs Extended-A"},
+		{"ringed planet", "\U0001FA90", 2, "likewise"},
+		{"squared CJK", "\U0001F21A", 2, "Enclosed Ideographic Supplement"},
+		{"mahjong tile", "\U0001F004", 2, "the one wide mahjong tile"},
+		{"Tangut", "\U00017000", 2, "Tangut ideographs"},
+		{"kana supplement", "\U0001B001", 2, "Kana Supplement"},
+		{"hammer and wrench", "\U0001F6E0", 1, "an emoji drawn as text by default (EAW N), inside the range the table took whole"},
+		{"desktop computer", "\U0001F5A5", 1, "likewise"},
+		{"candle", "\U0001F56F", 1, "likewise"},
+		{"wide unassigned", "\U0003FFFF", 2, "the ideographic planes are wide to their end, assigned or not, as Unicode's data says"},
+	}
+	for i := 1; i < len(wideRanges); i++ {
+		if wideRanges[i][0] <= wideRanges[i-1][1]+1 || wideRanges[i][0] > wideRanges[i][1] {
+			t.Errorf("wideRanges[%d] = %U..%U after %U..%U: want sorted ranges, not overlapping or adjacent", i, wideRanges[i][0], wideRanges[i][1], wideRanges[i-1][0], wideRanges[i-1][1])
+		}
 	}
 	for _, c := range cases {
 		if got := displayWidth(c.s); got != c.want {
@@ -182,13 +202,17 @@ func TestTableWideRangeEnds(t *testing.T) {
 	tb.add("\uD7A3\uD7A3", "x") // 4 columns
 	tb.add("\U00030000\U00030001", "y")
 	tb.add("abcd", "z")
+	tb.add("\u2615\u2705", "v")           // 4 columns: two emoji outside the emoji blocks
+	tb.add("\U0001F6E0\U0001F5A5ab", "w") // 4 columns: two text-style emoji and two letters
 	var b bytes.Buffer
 	tb.write(&b, "")
 	want := "" +
 		"NODE  PATH\n" +
 		"\uD7A3\uD7A3  x\n" +
 		"\U00030000\U00030001  y\n" +
-		"abcd  z\n"
+		"abcd  z\n" +
+		"\u2615\u2705  v\n" +
+		"\U0001F6E0\U0001F5A5ab  w\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant (every PATH at column 7):\n%s", b.String(), want)
 	}
