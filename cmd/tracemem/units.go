@@ -123,7 +123,7 @@ func unprintable(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }
 // displayWidth returns the columns a terminal gives s: 2 for a wide East
 // Asian character (CJK, Hangul, fullwidth forms, emoji), 0 for a combining
 // mark or a format character, 1 otherwise, as terminals (wcwidth) count
-// them, for the main ranges of the Unicode East Asian Width property.
+// them, by the Unicode East Asian Width property (wideRanges).
 func displayWidth(s string) int {
 	w := 0
 	for _, r := range s {
