@@ -233,10 +233,10 @@ var errChromeLenient = errors.New("near-JSON")
 // lenient.Reader repairs (a non-finite number, say) and r can be read again
 // from where it was: then it reads r again as a Chrome trace with the
 // repairs, and returns that unless it is no Chrome trace either and read's
-// error is one of a format not told yet (then read's error). Finding such text needs a pass that follows strings byte
-// by byte, which made every read a third slower, so only traces that have
-// it take it. When r cannot be read again, read's error says how to read
-// such a trace.
+// error is one of a format not told yet (then read's error). Finding such
+// text needs a pass that follows strings byte by byte, which made every
+// read a third slower, so only traces that have it take it. When r cannot
+// be read again, read's error says how to read such a trace.
 func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
 	s, seekable := r.(io.Seeker)
 	var start int64
@@ -522,9 +522,7 @@ func (p *chromeParser) defectAt(off int64) (int64, string, lenient.Defect) {
 	if off < base || off-base > int64(len(buf)) {
 		return 0, "", lenient.None
 	}
-	if int64(len(buf))-(off-base) < lenient.Lookahead {
-		buf = p.in.ahead(buf)
-	}
+	buf = p.in.ahead(buf, int(off-base))
 	// A value may begin at the buffer's start only right after '[' or
 	// before the top-level value: elsewhere a ',' or ':' would be in it.
 	kind, n := p.dec.StackIndex(p.dec.StackDepth())

@@ -303,10 +303,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			line, col := lineCol(seen(), int(se.ByteOffset))
-			b := seen()
-			if len(b)-int(se.ByteOffset) < lenient.Lookahead {
-				b = in.ahead(b)
-			}
+			b := in.ahead(seen(), int(se.ByteOffset))
 			if start, end, d := lenient.DefectAt(b, int(se.ByteOffset), true); d != lenient.None {
 				// A Chrome trace can have one before traceEvents (in
 				// metadata): ReadTrace then reads it as one, once more.
@@ -807,13 +804,16 @@ func (r *readErrs) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// ahead returns b followed by up to lenient.Lookahead more bytes of the
-// input, read past all that was read before, so that near-JSON the
-// decoder's buffer cuts off (a '+' at its end, the nan after it not read
-// yet) is seen whole. The bytes are consumed: it is for an input whose
-// decoding failed. A read error here is not recorded: it would not be the
-// decoder's.
-func (r *readErrs) ahead(b []byte) []byte {
+// ahead returns b, all that was read so far from some point on, with up to
+// lenient.Lookahead more bytes of the input when b holds fewer past b[i],
+// where a syntax error points, so that near-JSON the decoder's buffer cuts
+// off (a '+' at its end, the nan after it not read yet) is seen whole. The
+// bytes are consumed: it is for an input whose decoding failed. A read
+// error here is not recorded: it would not be the decoder's.
+func (r *readErrs) ahead(b []byte, i int) []byte {
+	if len(b)-i >= lenient.Lookahead {
+		return b
+	}
 	var more [lenient.Lookahead]byte
 	n, _ := io.ReadFull(r.r, more[:])
 	return append(slices.Clip(b), more[:n]...)
