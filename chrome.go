@@ -232,11 +232,13 @@ var errChromeLenient = errors.New("near-JSON")
 // readRepaired returns read(), unless it fails at near-JSON that
 // lenient.Reader repairs (a non-finite number, say) and r can be read again
 // from where it was: then it reads r again as a Chrome trace with the
-// repairs, and returns that unless it is no Chrome trace either and read's
-// error is one of a format not told yet (then read's error). Finding such
-// text needs a pass that follows strings byte by byte, which made every
-// read a third slower, so only traces that have it take it. When r cannot
-// be read again, read's error says how to read such a trace.
+// repairs, and returns that, unless read's error is one of a format not
+// told yet and the second read did not find the trace to be a Chrome trace
+// (no traceEvents or deviceProperties key before it failed or ended): then
+// read's error, which reading r from a pipe gives too. Finding such text
+// needs a pass that follows strings byte by byte, which made every read a
+// third slower, so only traces that have it take it. When r cannot be read
+// again, read's error says how to read such a trace.
 func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
 	s, seekable := r.(io.Seeker)
 	var start int64
@@ -251,15 +253,17 @@ func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocum
 	}
 	if seekable {
 		if _, serr := s.Seek(start, io.SeekStart); serr == nil {
-			doc2, err2 := readChrome(r, true)
-			// One before the format was told (ReadTrace's, which wraps
-			// ErrUnknownFormat) may be in another format: then the first
-			// error says what is wrong. Read as a Chrome trace, the
-			// second does (an object without traceEvents, say).
-			if !errors.Is(err2, ErrUnknownFormat) || !errors.Is(err, ErrUnknownFormat) {
-				return doc2, err2
+			doc2, chrome, err2 := parseChrome(r, true)
+			// An error before the format was told (ReadTrace's, which
+			// wraps ErrUnknownFormat) may be in a trace of another format,
+			// which the repairs do not apply to: unless the second read
+			// found a Chrome trace, the first error says what is wrong
+			// (the first defect, where a JSONL trace's second line would be
+			// "data after the trace"). In a Chrome trace the second does.
+			if err2 != nil && !chrome && errors.Is(err, ErrUnknownFormat) {
+				return doc, err
 			}
-			return doc, err
+			return doc2, err2
 		}
 	}
 	if pe, ok := err.(*ParseError); ok {
@@ -273,9 +277,16 @@ func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocum
 // readChrome reads a Chrome trace, with near-JSON repaired when repair is
 // set.
 func readChrome(r io.Reader, repair bool) (*TraceDocument, error) {
+	doc, _, err := parseChrome(r, repair)
+	return doc, err
+}
+
+// parseChrome is readChrome, and says whether the input was found to be a
+// Chrome trace (chromeParser.told), also when it fails.
+func parseChrome(r io.Reader, repair bool) (doc *TraceDocument, chrome bool, err error) {
 	src, closeSrc, _, err := gzipread.Open(bufio.NewReaderSize(r, 256<<10))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer closeSrc()
 	if repair {
@@ -286,9 +297,9 @@ func readChrome(r io.Reader, repair bool) (*TraceDocument, error) {
 	defer p.spans.release()
 	defer p.mems.release()
 	if err := p.parse(); err != nil {
-		return nil, err
+		return nil, p.told, err
 	}
-	return p.build(), nil
+	return p.build(), true, nil
 }
 
 // c10DeviceTypes names c10::DeviceType values, lowercase.
@@ -444,6 +455,9 @@ type chromeParser struct {
 	name, pid, tid, key, tmp []byte
 
 	repaired bool // near-JSON is repaired in the input (lenient.Reader)
+	// told: the input is a Chrome trace, by its '[' or by a key only a
+	// Chrome trace has (traceEvents, deviceProperties) seen so far.
+	told bool
 }
 
 func newChromeParser(r io.Reader) *chromeParser {
@@ -559,6 +573,7 @@ func notChrome(off int64, msg string) error {
 func (p *chromeParser) parse() error {
 	switch k := p.dec.PeekKind(); k {
 	case '[':
+		p.told = true
 		if err := p.parseEvents(); err != nil {
 			return err
 		}
@@ -574,6 +589,7 @@ func (p *chromeParser) parse() error {
 			}
 			switch string(p.unquote(kv, &p.key)) {
 			case "traceEvents":
+				p.told = true
 				if found {
 					return &ParseError{Offset: p.dec.InputOffset() - int64(len(kv)), Field: "traceEvents",
 						Msg: "duplicate field (a trace has one event array)", Err: ErrInvalidJSON}
@@ -590,6 +606,7 @@ func (p *chromeParser) parse() error {
 				}
 				found = true
 			case "deviceProperties":
+				p.told = true
 				if err := p.parseDeviceProperties(); err != nil {
 					return err
 				}

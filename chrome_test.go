@@ -2556,3 +2556,52 @@ func checkChromeErrorOffset(t *testing.T, data []byte, pe *ParseError) {
 		t.Fatalf("%v: offset %d, want %d", pe, pe.Offset, off)
 	}
 }
+
+// TestReadTraceNearJSONBeforeFormat: near-JSON before any key that tells the
+// format is read again as a Chrome trace when the input can seek; when that
+// read fails without finding one (no traceEvents or deviceProperties), the
+// error is the first read's, as from a pipe: the same place and sentinels,
+// where it was the Chrome reader's error about later text (a comma, the
+// input's end), wrapping no ErrUnknownFormat.
+func TestReadTraceNearJSONBeforeFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, in string
+		msg              string // from a file, and from a pipe with the hint
+		line             int
+		off              int64
+		chrome           bool // a Chrome trace: the repaired read's error
+	}{
+		{"trailing comma", "the tab is the first defect; the comma after it is only a Chrome reader's",
+			"{\"a\":\"\t\",}", "line 1: invalid JSON before any key that tells the trace's format: control character U+0009 in a string", 1, 6, false},
+		{"cut short", "input that ends after the tab was called cut short at its end",
+			"{\"schema\":\"candle-graph/trace/6\",\"g\tx", "line 1: invalid JSON before any key that tells the trace's format: control character U+0009 in a string", 1, 35, false},
+		{"JSONL", "a JSONL trace gives the first read's error (before too: the second read found an object without traceEvents)",
+			"{\"a\":\"\t\",\"kind\":\"meta\"}\n{\"kind\":\"span_start\"}\n", "line 1: invalid JSON before any key that tells the trace's format: control character U+0009 in a string", 1, 6, false},
+		{"second line", "lines are counted to the defect",
+			"\n{\"a\":\n\"x\\q\",}", "line 3: invalid JSON before any key that tells the trace's format: invalid escape `\\q` in a string", 3, 2, false},
+		{"Chrome after traceEvents", "a Chrome trace's error is the repaired read's",
+			`{"a":"C:\Users","traceEvents":[],}`, "offset 32: invalid JSON: invalid character ',' at start of value", 0, 32, true},
+		{"Chrome deviceProperties", "deviceProperties tells a Chrome trace too",
+			`{"a":"C:\Users","deviceProperties":[{"id":"x"}],"traceEvents":[]}`, "offset 36: deviceProperties[0]: id: not an integer", 0, 36, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, from := range []struct {
+				name string
+				r    io.Reader
+			}{{"file", strings.NewReader(tc.in)}, {"pipe", struct{ io.Reader }{strings.NewReader(tc.in)}}} {
+				_, err := ReadTrace(from.r)
+				if from.name == "pipe" && tc.chrome {
+					continue // the first read's error, with the hint: tested below
+				}
+				var pe *ParseError
+				if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), tc.msg) || pe.Line != tc.line || pe.Offset != tc.off ||
+					!errors.Is(err, ErrInvalidJSON) && !tc.chrome || errors.Is(err, ErrUnknownFormat) == tc.chrome {
+					t.Errorf("%s: from a %s: %v; want a *ParseError at line %d, offset %d, %q (ErrUnknownFormat: %v)", tc.reason, from.name, err, tc.line, tc.off, tc.msg, !tc.chrome)
+				}
+				if from.name == "pipe" && !strings.HasSuffix(err.Error(), "; a trace with them is read from a file, or another io.Seeker") {
+					t.Errorf("%s: from a pipe: %v; want the hint to read it from a file", tc.reason, err)
+				}
+			}
+		})
+	}
+}
