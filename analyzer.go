@@ -998,8 +998,8 @@ func (a *Analyzer) mergeTimeline(p *MemoryProfile) {
 // span id and by op node id: opNodeIDs[key] when present, else
 // "{span}/op/{index}". An id is one node: a span keeps its id when an op's
 // node id is the same (every span has its node), and of ops with the same
-// node id the first added keeps it. Spans still open are measured as if the
-// trace ended now. The map is the caller's.
+// node id (given or by default) the first added keeps it. Spans still open
+// are measured as if the trace ended now. The map is the caller's.
 func (a *Analyzer) NodeMetrics(opNodeIDs map[OpKey]string) map[string]NodeMetrics {
 	if a.deviceID == nil { // the zero Analyzer, given nothing yet: default options
 		return map[string]NodeMetrics{}

@@ -19,10 +19,14 @@ type NodeMetrics struct {
 
 // NodeMemoryMetrics returns the memory of every span and op of doc, keyed by
 // span id and by op node id: opNodeIDs[key] when present, else
-// "{span}/op/{index}". A nil opNodeIDs is allowed. An id names one node: a
-// span whose id is also an op's node id keeps it and the op has no node
-// (Validate reports this for the default op ids); of ops given the same id
-// by opNodeIDs, the first in document order has the node.
+// "{span}/op/{index}". A nil opNodeIDs is allowed; entries that name no op,
+// or an op of 0 bytes, are ignored, and any string is an id (also ""). An id
+// names one node: a span whose id is also an op's node id keeps it and the
+// op has no node (Validate reports this for the default op ids, as it is
+// given no opNodeIDs); of ops with the same node id, given by opNodeIDs or
+// by default (an op mapped to "s/op/1" and the op of that default id), the
+// first in document order has the node and the others have none. To keep
+// every op, give ids unique among themselves and the span ids.
 //
 // The rules:
 //   - An op's index is its position among the document's ops with the same

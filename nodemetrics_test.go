@@ -244,8 +244,9 @@ func TestNodeMetricsOpWithoutOutput(t *testing.T) {
 }
 
 // TestNodeMetricsIDClash: a node id is one node. A span keeps its id against
-// an op whose node id is the same, and the first of ops mapped to one id
-// keeps it; Validate names the clashes it can see (the default op ids).
+// an op whose node id is the same, and the first of ops with one id (given
+// or by default) keeps it; entries for no op are ignored; Validate names the
+// clashes it can see (the default op ids).
 func TestNodeMetricsIDClash(t *testing.T) {
 	b := uint64(100)
 	alloc := MemoryEvent{TimestampNs: 1, TensorID: "y", SpanID: "s/op/0", Device: "cuda:0", Bytes: 7}
@@ -294,6 +295,57 @@ func TestNodeMetricsIDClash(t *testing.T) {
 			want: map[string]NodeMetrics{
 				"s": {Bytes: 112, PeakBytes: 112},
 				"n": {Bytes: 100, PeakBytes: 100, StorageBytes: 100},
+			},
+		},
+		{
+			name: "op mapped onto a later op's default id",
+			why:  "a given id and a default id are one kind of id: the first op in document order keeps it (from an independent check: the doc spoke of given ids only)",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "s"}},
+				Ops: []Op{
+					{SpanID: "s", OpName: "a", StorageBytes: &b},
+					{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
+				},
+			},
+			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 0}: "s/op/1"},
+			want: map[string]NodeMetrics{
+				"s":      {Bytes: 112, PeakBytes: 112},
+				"s/op/1": {Bytes: 100, PeakBytes: 100, StorageBytes: 100},
+			},
+		},
+		{
+			name: "op mapped onto an earlier op's default id",
+			why:  "likewise the other way: the earlier op keeps its default id, the later op mapped onto it has no node",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "s"}},
+				Ops: []Op{
+					{SpanID: "s", OpName: "a", StorageBytes: &b},
+					{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
+				},
+			},
+			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 1}: "s/op/0"},
+			want: map[string]NodeMetrics{
+				"s":      {Bytes: 112, PeakBytes: 112},
+				"s/op/0": {Bytes: 100, PeakBytes: 100, StorageBytes: 100},
+			},
+		},
+		{
+			name: "ids given for no op, a 0-byte op and as empty",
+			why:  "entries that name no op or an op of 0 bytes are ignored (the 0-byte op does not take the id from the op that has it); \"\" is an id like any other",
+			doc: &TraceDocument{
+				Spans: []Span{{ID: "s"}},
+				Ops: []Op{
+					{SpanID: "s", OpName: "view"},
+					{SpanID: "s", OpName: "a", StorageBytes: &b},
+				},
+			},
+			opNodeIDs: map[OpKey]string{
+				{SpanID: "s", Index: 0}: "x", {SpanID: "s", Index: 1}: "", {SpanID: "s", Index: 2}: "none",
+				{SpanID: "s", Index: -1}: "none", {SpanID: "gone", Index: 0}: "none",
+			},
+			want: map[string]NodeMetrics{
+				"s": {Bytes: 100, PeakBytes: 100},
+				"":  {Bytes: 100, PeakBytes: 100, StorageBytes: 100},
 			},
 		},
 		{

@@ -39,7 +39,18 @@ func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []mem
 			return perr
 		}
 	}
-	return p.finish(k, r, seen, doc)
+	perr := p.finish(k, r, seen, doc)
+	if perr != nil && perr.Field != "" {
+		// A check of the fields together (a duration of a span not
+		// closed) names the value at fault; a missing field has none, and
+		// stays at the record's start.
+		for i := range ms {
+			if string(ms[i].name(obj, alts)) == perr.Field {
+				perr.Offset = int64(ms[i].vs)
+			}
+		}
+	}
+	return perr
 }
 
 // schemaFirst reports a meta record's schema string other than the ones

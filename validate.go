@@ -28,8 +28,10 @@ func (e *SpanCycleError) Error() string {
 // finds, joined (use errors.As for *SpanError and *SpanCycleError), or nil:
 // duplicate span ids (the analyses keep the first), parent links that form a
 // cycle (the analyses cut the link that closes it), span ids that are also
-// the default node id "{span}/op/{index}" of an op (node metrics keep the
-// span's node, and the op has none), and memory events whose action or
+// the default node id "{span}/op/{index}" of an op of nonzero bytes (node
+// metrics with no opNodeIDs for that op keep the span's node, and the op has
+// none; Validate takes no opNodeIDs, so it neither knows of an op given
+// another id nor checks the ids given), and memory events whose action or
 // category is out of range (an *EventError each, matching ErrInvalidEvent).
 // Callers may run it before an analysis to learn what the analysis will work
 // around.
