@@ -17,6 +17,7 @@ import (
 
 	"github.com/tracemem/tracemem/internal/gzipread"
 	"github.com/tracemem/tracemem/internal/lenient"
+	"github.com/tracemem/tracemem/internal/traceformat"
 )
 
 // ReadChromeTrace reads a PyTorch profiler trace (torch.profiler with
@@ -233,9 +234,10 @@ var errChromeLenient = errors.New("near-JSON")
 // lenient.Reader repairs (a non-finite number, say) and r can be read again
 // from where it was: then it reads r again as a Chrome trace with the
 // repairs, and returns that, unless read's error is one of a format not
-// told yet and the second read did not find the trace to be a Chrome trace
-// (no traceEvents or deviceProperties key before it failed or ended): then
-// read's error, which reading r from a pipe gives too. Finding such text
+// told yet and the second read did not find a Chrome trace (its first key
+// that tells a format was not traceEvents or deviceProperties, or the object
+// has no traceEvents array): then read's error, which reading r from a pipe
+// gives too. Finding such text
 // needs a pass that follows strings byte by byte, which made every read a
 // third slower, so only traces that have it take it. When r cannot be read
 // again, read's error says how to read such a trace.
@@ -259,8 +261,10 @@ func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocum
 			// which the repairs do not apply to: unless the second read
 			// found a Chrome trace, the first error says what is wrong
 			// (the first defect, where a JSONL trace's second line would be
-			// "data after the trace"). In a Chrome trace the second does.
-			if err2 != nil && !chrome && errors.Is(err, ErrUnknownFormat) {
+			// "data after the trace", and a document with a traceEvents key
+			// after its run would read as an empty Chrome trace). In a
+			// Chrome trace the second does.
+			if errors.Is(err, ErrUnknownFormat) && (!chrome || errors.Is(err2, ErrUnknownFormat)) {
 				return doc, err
 			}
 			return doc2, err2
@@ -282,7 +286,7 @@ func readChrome(r io.Reader, repair bool) (*TraceDocument, error) {
 }
 
 // parseChrome is readChrome, and says whether the input was found to be a
-// Chrome trace (chromeParser.told), also when it fails.
+// Chrome trace (chromeParser.format), also when it fails.
 func parseChrome(r io.Reader, repair bool) (doc *TraceDocument, chrome bool, err error) {
 	src, closeSrc, _, err := gzipread.Open(bufio.NewReaderSize(r, 256<<10))
 	if err != nil {
@@ -297,9 +301,9 @@ func parseChrome(r io.Reader, repair bool) (doc *TraceDocument, chrome bool, err
 	defer p.spans.release()
 	defer p.mems.release()
 	if err := p.parse(); err != nil {
-		return nil, p.told, err
+		return nil, p.format == traceformat.Chrome, err
 	}
-	return p.build(), true, nil
+	return p.build(), p.format == traceformat.Chrome, nil
 }
 
 // c10DeviceTypes names c10::DeviceType values, lowercase.
@@ -455,9 +459,11 @@ type chromeParser struct {
 	name, pid, tid, key, tmp []byte
 
 	repaired bool // near-JSON is repaired in the input (lenient.Reader)
-	// told: the input is a Chrome trace, by its '[' or by a key only a
-	// Chrome trace has (traceEvents, deviceProperties) seen so far.
-	told bool
+	// format is what the input was found to be so far: Chrome by its '[',
+	// else what its first top-level key that tells a format tells
+	// (traceformat.OfKey, and deviceProperties, which only PyTorch writes,
+	// tells Chrome too); None before.
+	format traceformat.Format
 }
 
 func newChromeParser(r io.Reader) *chromeParser {
@@ -573,7 +579,7 @@ func notChrome(off int64, msg string) error {
 func (p *chromeParser) parse() error {
 	switch k := p.dec.PeekKind(); k {
 	case '[':
-		p.told = true
+		p.format = traceformat.Chrome
 		if err := p.parseEvents(); err != nil {
 			return err
 		}
@@ -587,9 +593,14 @@ func (p *chromeParser) parse() error {
 			if err != nil {
 				return p.syntax(err)
 			}
-			switch string(p.unquote(kv, &p.key)) {
+			key := p.unquote(kv, &p.key)
+			if p.format == traceformat.None {
+				if p.format = traceformat.OfKey(string(key)); string(key) == "deviceProperties" {
+					p.format = traceformat.Chrome
+				}
+			}
+			switch string(key) {
 			case "traceEvents":
-				p.told = true
 				if found {
 					return &ParseError{Offset: p.dec.InputOffset() - int64(len(kv)), Field: "traceEvents",
 						Msg: "duplicate field (a trace has one event array)", Err: ErrInvalidJSON}
@@ -606,7 +617,6 @@ func (p *chromeParser) parse() error {
 				}
 				found = true
 			case "deviceProperties":
-				p.told = true
 				if err := p.parseDeviceProperties(); err != nil {
 					return err
 				}
