@@ -83,7 +83,10 @@ var errDirectory = errors.New("is a directory, not a trace file")
 // value on a line of its own, before more input, is ErrInvalidJSON only.
 // A Chrome trace with near-JSON (non-finite numbers, N/A, Windows paths
 // unescaped) is read a second time when r is an io.Seeker (see
-// ReadChromeTrace).
+// ReadChromeTrace). Near-JSON before the first deciding key is repaired only
+// when that read finds a Chrome trace (its first deciding key traceEvents
+// or deviceProperties, and a traceEvents array); otherwise the error is the
+// near-JSON's, as from a reader that cannot seek.
 //
 // JSONL assembly: the first record must be meta and appear once; a second
 // span_start for an id, a span_end for an unknown span and a second span_end
