@@ -250,6 +250,14 @@ func TestNodeMetricsOpWithoutOutput(t *testing.T) {
 func TestNodeMetricsIDClash(t *testing.T) {
 	b := uint64(100)
 	alloc := MemoryEvent{TimestampNs: 1, TensorID: "y", SpanID: "s/op/0", Device: "cuda:0", Bytes: 7}
+	// twoOps has ops s/op/0 (100 bytes) and s/op/1 (12 bytes).
+	twoOps := &TraceDocument{
+		Spans: []Span{{ID: "s"}},
+		Ops: []Op{
+			{SpanID: "s", OpName: "a", StorageBytes: &b},
+			{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
+		},
+	}
 	tests := []struct {
 		name, why string
 		doc       *TraceDocument
@@ -282,15 +290,9 @@ func TestNodeMetricsIDClash(t *testing.T) {
 			want:      map[string]NodeMetrics{"s": {Bytes: 100, PeakBytes: 100}},
 		},
 		{
-			name: "two ops mapped to one id",
-			why:  "the first op in document order keeps the node, as the first of duplicate spans does",
-			doc: &TraceDocument{
-				Spans: []Span{{ID: "s"}},
-				Ops: []Op{
-					{SpanID: "s", OpName: "a", StorageBytes: &b},
-					{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
-				},
-			},
+			name:      "two ops mapped to one id",
+			why:       "the first op in document order keeps the node, as the first of duplicate spans does",
+			doc:       twoOps,
 			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 0}: "n", {SpanID: "s", Index: 1}: "n"},
 			want: map[string]NodeMetrics{
 				"s": {Bytes: 112, PeakBytes: 112},
@@ -298,15 +300,9 @@ func TestNodeMetricsIDClash(t *testing.T) {
 			},
 		},
 		{
-			name: "op mapped onto a later op's default id",
-			why:  "a given id and a default id are one kind of id: the first op in document order keeps it (from an independent check: the doc spoke of given ids only)",
-			doc: &TraceDocument{
-				Spans: []Span{{ID: "s"}},
-				Ops: []Op{
-					{SpanID: "s", OpName: "a", StorageBytes: &b},
-					{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
-				},
-			},
+			name:      "op mapped onto a later op's default id",
+			why:       "a given id and a default id are one kind of id: the first op in document order keeps it (from an independent check: the doc spoke of given ids only)",
+			doc:       twoOps,
 			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 0}: "s/op/1"},
 			want: map[string]NodeMetrics{
 				"s":      {Bytes: 112, PeakBytes: 112},
@@ -314,15 +310,9 @@ func TestNodeMetricsIDClash(t *testing.T) {
 			},
 		},
 		{
-			name: "op mapped onto an earlier op's default id",
-			why:  "likewise the other way: the earlier op keeps its default id, the later op mapped onto it has no node",
-			doc: &TraceDocument{
-				Spans: []Span{{ID: "s"}},
-				Ops: []Op{
-					{SpanID: "s", OpName: "a", StorageBytes: &b},
-					{SpanID: "s", OpName: "b", Shape: []uint64{3}, DType: "f32"},
-				},
-			},
+			name:      "op mapped onto an earlier op's default id",
+			why:       "likewise the other way: the earlier op keeps its default id, the later op mapped onto it has no node",
+			doc:       twoOps,
 			opNodeIDs: map[OpKey]string{{SpanID: "s", Index: 1}: "s/op/0"},
 			want: map[string]NodeMetrics{
 				"s":      {Bytes: 112, PeakBytes: 112},
