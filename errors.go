@@ -47,8 +47,10 @@ var (
 // record kind ("memory", "span_start", ...; in a document, the section the
 // element or the error is in, e.g. "memory" or "run"), empty when the error
 // is not about one record or section.
-// Field is the JSON field at fault, empty when none or when Msg names it (an
-// unknown enumeration value: the *EnumError in Err has the field as its Type).
+// Field is the JSON field at fault, with the element of a list or the key of
+// an object when one is at fault ("shape[1]", "inputs[0]", "tags.host"), empty
+// when none or when Msg names it (an unknown enumeration value: the
+// *EnumError in Err has the field as its Type).
 // Err is the underlying cause when there is one (a sentinel such as
 // ErrMissingMeta, an *EnumError, a *SpanError, a *jsontext.SyntacticError, an
 // I/O error); errors.Is and errors.As see through to it.

@@ -821,7 +821,7 @@ func (p *valueParser) shape(field string, v []byte) ([]uint64, *ParseError) {
 	s, err := p.in.shape(v, parseShape)
 	if err != nil {
 		perr := err.(*ParseError)
-		perr.Field = field
+		perr.Field = field + perr.Field // the element, "shape[1]", as strList names one
 		return nil, perr
 	}
 	return s, nil
@@ -835,9 +835,7 @@ func parseShape(v []byte) ([]uint64, error) {
 		j := skipValue(v, i)
 		x, ok := parseUint(v[i:j])
 		if !ok {
-			perr := uintError("", v[i:j])
-			perr.Msg = "element " + strconv.Itoa(n) + ": " + perr.Msg
-			return nil, perr
+			return nil, uintError("["+strconv.Itoa(n)+"]", v[i:j])
 		}
 		if out == nil {
 			out = make([]uint64, 0, countElems(v))
