@@ -237,10 +237,10 @@ var errChromeLenient = errors.New("near-JSON")
 // told yet and the second read did not find a Chrome trace (its first key
 // that tells a format was not traceEvents or deviceProperties, or the object
 // has no traceEvents array): then read's error, which reading r from a pipe
-// gives too. Finding such text
-// needs a pass that follows strings byte by byte, which made every read a
-// third slower, so only traces that have it take it. When r cannot be read
-// again, read's error says how to read such a trace.
+// gives too. Finding such text needs a pass that follows strings byte by
+// byte, which made every read a third slower, so only traces that have it
+// take it. When r cannot be read again, read's error says how to read such
+// a trace.
 func readRepaired(r io.Reader, read func() (*TraceDocument, error)) (*TraceDocument, error) {
 	s, seekable := r.(io.Seeker)
 	var start int64
