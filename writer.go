@@ -83,7 +83,8 @@ func checkWritable(doc *TraceDocument, op string) (map[string]int, error) {
 // first (parents before children), then ops, memory events and samples, and
 // span_end records last (children before parents), so events at a span's end
 // time fall inside it. Optional fields that are absent (empty strings, nil
-// pointers, StepNone) are left out.
+// pointers, StepNone) are left out. Values are written as WriteJSON writes
+// them (a gradient norm of -1e-7 as -1e-7, 1234567 as 1234567).
 //
 // Reading the output with ReadTrace gives back an equal document, provided
 // doc is one a reader could have made: the schema set, spans sorted by id
@@ -474,9 +475,29 @@ func (e *jsonlWriter) gradient(g *Gradient) {
 	e.enum("state", gradientStateNames, int(g.State), "GradientState")
 	if g.Norm != nil { // finite (checkWritable)
 		e.key("norm")
-		e.b = strconv.AppendFloat(e.b, *g.Norm, 'g', -1, 64)
+		e.b = appendJSONFloat(e.b, *g.Norm)
 	}
 	e.end()
+}
+
+// appendJSONFloat appends the finite f as WriteJSON (json v2) and
+// encoding/json write it, so that both forms of a document hold the same
+// text: the fewest digits that read back to f, in plain form from 1e-6 to
+// below 1e21 and in exponent form, without a leading zero in the exponent,
+// outside it (the form of JavaScript's Number.toString).
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' { // e-07 to e-7
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 func (e *jsonlWriter) edge(g *Edge) {

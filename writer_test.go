@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -794,25 +795,57 @@ func TestWriteJSONLFieldNames(t *testing.T) {
 }
 
 // TestWriteNormText: WriteJSONL writes a gradient norm with the fewest
-// significant digits that read back to the same float64, in strconv's 'g'
-// form (an exponent below 1e-4 and from 1e6 on); from a test audit: a writer of
-// 25 digits in exponent form passed every test, which read the values
-// back only.
+// significant digits that read back to the same float64, in the text
+// WriteJSON (json v2) writes, so that both forms of a document agree: plain
+// from 1e-6 to below 1e21, exponent form outside it. From a test audit: a
+// writer of 25 digits in exponent form passed every test, which read the
+// values back only; and from a check of the document form: WriteJSONL wrote
+// strconv's 'g' form (-1e-07, 1.234567e+06) where WriteJSON wrote -1e-7 and
+// 1234567.
 func TestWriteNormText(t *testing.T) {
-	for _, c := range []struct {
+	cases := []struct {
 		v    float64
 		want string
 	}{
-		{0.1, "0.1"}, {1.5, "1.5"}, {100, "100"}, {1.0 / 3, "0.3333333333333333"},
-		{1e-300, "1e-300"}, {0.0001, "0.0001"}, {0.00001, "1e-05"}, {123456, "123456"}, {1234567, "1.234567e+06"}, {1e21, "1e+21"},
-	} {
-		doc := &TraceDocument{Gradients: []Gradient{{EventID: "g", Norm: new(c.v)}}}
-		var b bytes.Buffer
-		if err := doc.WriteJSONL(&b); err != nil {
+		{0.1, "0.1"}, {1.5, "1.5"}, {100, "100"}, {1.0 / 3, "0.3333333333333333"}, {0, "0"}, {math.Copysign(0, -1), "-0"},
+		{1e-300, "1e-300"}, {0.0001, "0.0001"}, {0.00001, "0.00001"}, {1e-6, "0.000001"}, {9.99e-7, "9.99e-7"}, {-1e-7, "-1e-7"},
+		{123456, "123456"}, {1234567, "1234567"}, {1e20, "100000000000000000000"}, {1e21, "1e+21"}, {-1.5e300, "-1.5e+300"},
+		{math.MaxFloat64, "1.7976931348623157e+308"}, {math.SmallestNonzeroFloat64, "5e-324"},
+	}
+	// Random bit patterns, against json v2 itself (the want is its text).
+	r := rand.New(rand.NewPCG(7, 11))
+	for len(cases) < 2000 {
+		v := math.Float64frombits(r.Uint64())
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		cases = append(cases, struct {
+			v    float64
+			want string
+		}{v, ""})
+	}
+	for _, c := range cases {
+		j, err := json.Marshal(c.v)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if want := `"norm":` + c.want + "}"; !strings.Contains(b.String(), want) {
-			t.Errorf("norm %v: wrote %s, want %s", c.v, strings.TrimSpace(b.String()), want)
+		if c.want != "" && string(j) != c.want {
+			t.Fatalf("json v2 writes %v as %s, the table says %s", c.v, j, c.want)
+		}
+		doc := &TraceDocument{Gradients: []Gradient{{EventID: "g", Norm: new(c.v)}}}
+		var jl, js bytes.Buffer
+		if err := doc.WriteJSONL(&jl); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		want := `"norm":` + string(j)
+		if !strings.Contains(jl.String(), want+"}") {
+			t.Errorf("norm %v: WriteJSONL wrote %s, want %s", c.v, strings.TrimSpace(jl.String()), want)
+		}
+		if !strings.Contains(js.String(), want+"}") {
+			t.Errorf("norm %v: WriteJSON wrote %s, want %s", c.v, strings.TrimSpace(js.String()), want)
 		}
 	}
 }
