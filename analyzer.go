@@ -35,7 +35,9 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 
 // An Analyzer replays a trace's records one at a time and can report the
 // memory profile and the node metrics at any moment. AnalyzeMemory, Analyze,
-// NodeMemoryMetrics and AnalyzeStream are thin wrappers over it.
+// NodeMemoryMetrics and AnalyzeStream are thin wrappers over it. Records come
+// as Go values (Add, AddSpan, EndSpan, AddOp, AddDeviceMemory) or as the
+// lines of a JSONL trace (AddJSONL).
 //
 // Memory events must be added in nondecreasing timestamp order; events with
 // equal timestamps are applied in the order they are added (that order is what
@@ -126,10 +128,11 @@ type Analyzer struct {
 	// (0 when not read from lines). It is nil for a document, whose spans
 	// all come first.
 	named map[string]int
-	// line is the line of the record being added, which AnalyzeStream sets
-	// so that an out-of-order error can say which record named the span; 0
-	// for records not read from lines.
+	// line is the line of the record being added, which AnalyzeStream and
+	// AddJSONL set so that an out-of-order error can say which record named
+	// the span; 0 for records not read from lines.
 	line int
+	dec  *recordDecoder // decodes AddJSONL's lines; nil before the first
 	// goneBackward holds, until the first backward event, the ids of
 	// backward spans forgotten (SkipNodeMetrics): records after a span's
 	// end may still name it, or name it as their parent, and until then

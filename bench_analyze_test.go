@@ -3,6 +3,7 @@
 package tracemem
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -258,6 +259,25 @@ func BenchmarkStream(b *testing.B) {
 			defer f.Close()
 			_, _, err = AnalyzeStream(f, opts)
 			return err
+		})
+		run("AddJSONL", func() error {
+			// The same trace a line at a time, as a program following
+			// it would feed it: bufio.Scanner and Analyzer.AddJSONL.
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			a := NewAnalyzer(skip)
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+			for sc.Scan() {
+				if err := a.AddJSONL(sc.Bytes()); err != nil {
+					return err
+				}
+			}
+			a.Profile()
+			return sc.Err()
 		})
 		run("ReadTraceFile", func() error {
 			_, err := ReadTraceFile(path)

@@ -60,15 +60,16 @@
 // from its root by the same rules: the module path of an allocation at the
 // peak, say.
 //
-// For traces larger than memory, AnalyzeStream reads a JSONL trace record
-// by record into an Analyzer, which the one-call functions also use: there
-// is one replay. An Analyzer can also be fed by a profiler as events happen,
-// and asked for a profile at any moment. A replay in one pass needs records
-// in the order they happen (memory in time order, each span before the
-// records that name it); a record that comes too late to give the answers
-// of the whole trace is an error wrapping ErrOutOfOrder, never a different
-// answer. The default Options keep a timeline point per memory event and a
-// record per span and op; for memory bounded by what is live, set
+// For traces larger than memory, AnalyzeStream reads a JSONL trace record by
+// record into an Analyzer, which the one-call functions also use: there is
+// one replay. An Analyzer can also be fed by a profiler as events happen, or
+// the lines of a JSONL trace as it is written (AddJSONL), and asked for a
+// profile at any moment. A replay in one pass needs records in the order
+// they happen (memory in time order, each span before the records that name
+// it); a record that comes too late to give the answers of the whole trace
+// is an error wrapping ErrOutOfOrder, never a different answer. The default
+// Options keep a timeline point per memory event and a record per span and
+// op; for memory bounded by what is live, set
 // Options{MaxTimelinePoints: 1000, SkipNodeMetrics: true} (when the node
 // metrics are not needed).
 //

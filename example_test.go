@@ -3,6 +3,7 @@
 package tracemem_test
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -163,6 +164,35 @@ func ExampleAnalyzer() {
 	// after event 0: live 100 B, peak 100 B
 	// after event 1: live 400 B, peak 400 B
 	// after event 2: live 100 B, peak 400 B
+}
+
+// Follow a trace as it is written, a line at a time (here from a string; a
+// program following a growing file or a socket reads lines as they come),
+// and read the answers whenever it suits: here at each span's end.
+func ExampleAnalyzer_AddJSONL() {
+	a := tracemem.NewAnalyzer(tracemem.Options{MaxTimelinePoints: 100})
+	sc := bufio.NewScanner(strings.NewReader(exampleTrace))
+	sc.Buffer(nil, 64<<20) // records can be longer than the 64 KiB default
+	for sc.Scan() {
+		if err := a.AddJSONL(sc.Bytes()); err != nil {
+			log.Fatal(err) // e.g. line 17: memory: out of order: timestamp_ns 9 comes after 10
+		}
+		if end, ok := strings.CutPrefix(sc.Text(), `{"kind":"span_end","id":"`); ok {
+			p := a.Profile()
+			fmt.Printf("%s ended: peak %d B so far, %d allocs\n", end[:strings.IndexByte(end, '"')], p.Summary.PeakBytes, p.Summary.AllocCount)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("backward left %d B behind\n", a.NodeMetrics(nil)["bwd"].ResidualBytes)
+	// Output:
+	// mm ended: peak 14336 B so far, 3 allocs
+	// fwd ended: peak 14336 B so far, 3 allocs
+	// bwd ended: peak 16384 B so far, 4 allocs
+	// opt ended: peak 16384 B so far, 5 allocs
+	// step ended: peak 16384 B so far, 5 allocs
+	// backward left 4096 B behind
 }
 
 // Stream a trace, and read it whole when its records come in an order a

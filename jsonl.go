@@ -231,8 +231,15 @@ type recordDecoder struct {
 // newRecordDecoder returns a decoder of the JSONL stream r (already
 // decompressed).
 func newRecordDecoder(r io.Reader) *recordDecoder {
+	d := newLineDecoder()
+	d.br = bufio.NewReaderSize(r, lineBuffer)
+	return d
+}
+
+// newLineDecoder returns a decoder with no reader, whose caller gives it
+// each line (parseLine) and counts them in line.
+func newLineDecoder() *recordDecoder {
 	d := &recordDecoder{
-		br:      bufio.NewReaderSize(r, lineBuffer),
 		p:       valueParser{in: newInterner()},
 		members: make([]member, 0, 16),
 	}

@@ -1,8 +1,12 @@
-// stream.go holds AnalyzeStream: a trace read record by record straight into an Analyzer.
+// stream.go holds AnalyzeStream and Analyzer.AddJSONL: a trace read record by record straight into an Analyzer.
 
 package tracemem
 
-import "io"
+import (
+	"bytes"
+	"io"
+	"strconv"
+)
 
 // AnalyzeStream reads a trace from r and returns its memory profile and node
 // metrics (opNodeIDs nil), as Analyze and NodeMemoryMetrics would for the
@@ -77,11 +81,75 @@ func streamJSONL(a *Analyzer, dec *recordDecoder) error {
 		if err != nil {
 			return err
 		}
-		a.line = dec.line
-		if err := feedRecord(a, dec, kind); err != nil {
-			return &ParseError{Line: dec.line, Kind: kind.String(), Msg: err.Error(), Err: err}
+		if err := a.feedLine(dec, kind); err != nil {
+			return err
 		}
 	}
+}
+
+// feedLine gives a the record of the given kind that dec just decoded from
+// a line, and names that line in its error.
+func (a *Analyzer) feedLine(dec *recordDecoder, kind recordKind) error {
+	a.line = dec.line
+	err := feedRecord(a, dec, kind)
+	a.line = 0 // records added after it (with Add, say) name no line
+	if err != nil {
+		return &ParseError{Line: dec.line, Kind: kind.String(), Msg: err.Error(), Err: err}
+	}
+	return nil
+}
+
+// AddJSONL decodes line, the next line of a candle-graph JSONL trace, and
+// adds its record, as AnalyzeStream does with each line of its input: a
+// program that follows a trace as it is written (a file that grows, a
+// socket) feeds it the lines as they come and asks for Profile or
+// NodeMetrics at any moment. Each call is one line, so that errors name
+// lines as the trace has them: call it for blank lines too, or the line
+// numbers fall behind. line may end with its newline ("\n" or "\r\n") or
+// not; a newline before its end is an error (a record is one line). The
+// input is not decompressed (gzip is the caller's).
+//
+// The rules are AnalyzeStream's, record by record: the first record must be
+// meta, and it must come once; blank lines, unknown record kinds and
+// unknown fields are skipped; records must come in the order the Analyzer
+// needs (see Analyzer), or get an error wrapping ErrOutOfOrder. There is no
+// end of input here: until a meta record and others come, the answers are
+// those of an empty trace (where AnalyzeStream would say ErrEmptyTrace at
+// the end), and a trace cut between two records is answered as far as it
+// goes.
+//
+// An error is a *ParseError naming the line (counted over the calls of
+// this Analyzer's AddJSONL, from 1) and the record kind, with the errors of
+// Add, AddSpan, EndSpan, AddOp and AddDeviceMemory inside it; the record is
+// not added, and the Analyzer is as it was but for the count of lines, so a
+// caller may report it and go on with the next line. Invalid options are
+// returned as by the other methods.
+//
+// Ownership: line is only read during the call; the caller may reuse its
+// buffer for the next line. The records' strings are copied (and shared
+// between records that repeat them), not kept from line.
+func (a *Analyzer) AddJSONL(line []byte) error {
+	if err := a.start(); err != nil {
+		return err
+	}
+	if a.dec == nil {
+		a.dec = newLineDecoder()
+	}
+	d := a.dec
+	d.line++
+	d.lead, d.lastLine = 0, false
+	if i := bytes.IndexByte(line, '\n'); i >= 0 && i < len(line)-1 {
+		return &ParseError{Line: d.line, Offset: int64(i), Msg: "want one record a line, found a newline at column " +
+			strconv.Itoa(i+1) + " before the line's end", Err: ErrInvalidJSON}
+	}
+	if isBlank(line) {
+		return nil
+	}
+	kind, err := d.parseLine(line)
+	if err != nil || kind == recNone {
+		return err
+	}
+	return a.feedLine(d, kind)
 }
 
 // feedRecord gives a the record of the given kind that dec just read.

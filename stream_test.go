@@ -560,6 +560,7 @@ func TestStreamMemoryBoundNodes(t *testing.T) {
 func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
 	t.Helper()
 	got, gotNodes, err := AnalyzeStream(bytes.NewReader(data), opts)
+	checkLinesAgree(t, data, opts, got, gotNodes, err)
 	doc, rerr := ReadTrace(bytes.NewReader(data))
 	if pe := (*ParseError)(nil); errors.As(err, &pe) {
 		checkLineOffset(t, data, pe)
@@ -590,6 +591,49 @@ func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
 	}
 	checkSkipAgrees(t, data, doc, opts, true)
 	return nil
+}
+
+// checkLinesAgree checks Analyzer.AddJSONL, fed the lines of data, against
+// AnalyzeStream's answers for data (p, nodes and err), when data is a JSONL
+// trace (not gzipped): the same answers when the stream takes it; else a
+// refusal of the line the stream's error names, in the same words (but
+// for a record cut by the input's end, which AddJSONL cannot tell from a
+// line cut short), or none when the stream's error is about the input's
+// end (ErrEmptyTrace: no record, or none after a record before meta).
+func checkLinesAgree(t *testing.T, data []byte, opts Options, p *MemoryProfile, nodes map[string]NodeMetrics, err error) {
+	t.Helper()
+	if f, _, derr := detect(bytes.NewReader(data)); derr != nil || f != formatJSONL {
+		return
+	}
+	a := NewAnalyzer(opts)
+	at, lerr := feedLines(a, splitLines(data))
+	var pe *ParseError
+	switch {
+	case err == nil:
+		if lerr != nil {
+			t.Fatalf("AddJSONL refused line %d: %v; AnalyzeStream took the input:\n%s", at+1, lerr, data)
+		}
+		if diff := cmp.Diff(p, a.Profile()); diff != "" {
+			t.Fatalf("profile differs (-AnalyzeStream +AddJSONL):\n%s\n%s", diff, data)
+		}
+		if diff := cmp.Diff(nodes, a.NodeMetrics(nil)); diff != "" {
+			t.Fatalf("node metrics differ (-AnalyzeStream +AddJSONL):\n%s\n%s", diff, data)
+		}
+	case err == ErrEmptyTrace:
+		if lerr != nil {
+			t.Fatalf("AddJSONL refused line %d: %v; AnalyzeStream found no record:\n%s", at+1, lerr, data)
+		}
+	case !errors.As(err, &pe) || pe.Line == 0:
+		t.Fatalf("AnalyzeStream of JSONL: %v names no line", err)
+	case lerr == nil || at+1 != pe.Line:
+		t.Fatalf("AnalyzeStream: %v; AddJSONL refused line %d: %v\n%s", err, at+1, lerr, data)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		if want := strings.Replace(err.Error(), "the input ends", "the line ends", 1); lerr.Error() != want {
+			t.Fatalf("AddJSONL's error %q, want %q (AnalyzeStream's %q)", lerr, want, err)
+		}
+	case lerr.Error() != err.Error():
+		t.Fatalf("AddJSONL's error %q, AnalyzeStream's %q\n%s", lerr, err, data)
+	}
 }
 
 // checkSkipAgrees checks AnalyzeStream of data with SkipNodeMetrics against
@@ -869,4 +913,231 @@ func TestStreamSkipNodeMetricsReusedID(t *testing.T) {
 			t.Errorf("%s: ReadTrace: %v, want a duplicate span id", c.name, err)
 		}
 	}
+}
+
+// splitLines splits a JSONL trace into its lines, each with its newline
+// (the last without one when the trace does not end with one).
+func splitLines(trace []byte) [][]byte {
+	var lines [][]byte
+	for len(trace) > 0 {
+		i := bytes.IndexByte(trace, '\n') + 1
+		if i == 0 {
+			i = len(trace)
+		}
+		lines = append(lines, trace[:i])
+		trace = trace[i:]
+	}
+	return lines
+}
+
+// feedLines gives each line to a.AddJSONL through one buffer that is
+// overwritten after each call, as a caller reading a file line by line
+// reuses its buffer (so that a record keeping bytes of its line shows). It
+// returns the 0-based index of the first line refused and its error, or
+// -1 and nil.
+func feedLines(a *Analyzer, lines [][]byte) (int, error) {
+	var buf []byte
+	for i, l := range lines {
+		buf = append(buf[:0], l...)
+		err := a.AddJSONL(buf)
+		for j := range buf {
+			buf[j] = '#'
+		}
+		if err != nil {
+			return i, err
+		}
+	}
+	return -1, nil
+}
+
+// TestAddJSONLSameAnswers: an Analyzer fed a trace's lines one by one with
+// AddJSONL answers, after every line, what AnalyzeStream answers for the
+// trace up to that line: a program that follows a trace as it is written
+// sees the answers of the trace so far. Lines with CRLF or without their
+// newline give the same answers; before any line, the answers are an
+// empty trace's.
+func TestAddJSONLSameAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  gen.Config
+		opts Options
+	}{
+		{"anomalies", gen.Config{Seed: 5, MemoryEvents: 1500, Devices: 2, Anomalies: true}, Options{}},
+		{"downsampled", gen.Config{Seed: 6, MemoryEvents: 1500, Devices: 3, Anomalies: true}, Options{MaxTimelinePoints: 7}},
+		{"no nodes", gen.Config{Seed: 7, MemoryEvents: 1500, Devices: 2}, Options{SkipNodeMetrics: true, MaxTimelinePoints: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			trace := genTrace(t, tc.cfg)
+			lines := splitLines(trace)
+			for _, form := range []struct {
+				name string
+				line func([]byte) []byte
+			}{
+				{"LF", func(l []byte) []byte { return l }},
+				{"CRLF", func(l []byte) []byte { return slices.Concat(bytes.TrimSuffix(l, []byte("\n")), []byte("\r\n")) }},
+				{"no newline", func(l []byte) []byte { return bytes.TrimSuffix(l, []byte("\n")) }},
+			} {
+				a := NewAnalyzer(tc.opts)
+				empty, err := Analyze(&TraceDocument{}, tc.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(empty, a.Profile()); diff != "" {
+					t.Fatalf("%s: before any line (-empty trace +Analyzer):\n%s", form.name, diff)
+				}
+				// Compare at a few places and at the end: AnalyzeStream of
+				// every prefix would make the test quadratic.
+				step := len(lines)/6 + 1
+				for i, l := range lines {
+					if at, err := feedLines(a, [][]byte{form.line(l)}); err != nil {
+						t.Fatalf("%s: line %d refused (%d): %v", form.name, i+1, at, err)
+					}
+					if i%step != 0 && i != len(lines)-1 {
+						continue
+					}
+					want, wantNodes, err := AnalyzeStream(bytes.NewReader(bytes.Join(lines[:i+1], nil)), tc.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, a.Profile()); diff != "" {
+						t.Fatalf("%s: after line %d, profile (-AnalyzeStream +AddJSONL):\n%s", form.name, i+1, diff)
+					}
+					if diff := cmp.Diff(wantNodes, a.NodeMetrics(nil)); diff != "" {
+						t.Fatalf("%s: after line %d, node metrics (-AnalyzeStream +AddJSONL):\n%s", form.name, i+1, diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAddJSONLErrors: a line AddJSONL refuses gets AnalyzeStream's error
+// for the trace up to that line (the same text, the same sentinel), the
+// record is not added, and the lines after it go on as if it were not
+// there.
+func TestAddJSONLErrors(t *testing.T) {
+	mem := func(ts int, id, span, action string) string {
+		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":%q,"span_id":%q,"device":"cuda:0","bytes":4,"action":%q,"shape":[1],"dtype":"f32","category":"activation"}`+"\n", ts, id, span, action)
+	}
+	span := func(id string) string {
+		return `{"kind":"span_start","id":"` + id + `","name":"n","start_ns":0,"span_kind":"op","measured":false}` + "\n"
+	}
+	tests := []struct {
+		name, why string
+		lines     []string // one of them refused
+		is        error
+		msg       string
+	}{
+		{"before meta", "the first record must be meta, as in a file",
+			[]string{mem(1, "a", "", "alloc"), streamMeta, mem(2, "b", "", "alloc")}, ErrMissingMeta, "line 1: memory: the first record must be meta"},
+		{"second meta", "meta comes once",
+			[]string{streamMeta, "\n", streamMeta, mem(2, "b", "", "alloc"), mem(3, "b", "", "free")}, nil, "line 3: meta: second meta record (the first is on line 1)"},
+		{"cut record", "a record cut short is invalid JSON, its line ending inside it (not the input: there is no end here)",
+			[]string{streamMeta, mem(1, "a", "", "alloc"), `{"kind":"memory","timestamp_ns":2,` + "\n", mem(3, "a", "", "free"), mem(4, "c", "", "alloc")}, ErrInvalidJSON, "line 3: memory: truncated record: the line ends inside a JSON value"},
+		{"bad field", "the decoder's field errors come through, with the offset",
+			[]string{streamMeta, `{"kind":"memory","action":"alocate"}` + "\n", mem(3, "a", "", "alloc")}, nil, `line 2: memory: unknown action "alocate" (want alloc or free)`},
+		{"back in time", "a memory record stamped before the one before it",
+			[]string{streamMeta, mem(10, "a", "", "alloc"), mem(9, "b", "", "alloc"), mem(11, "a", "", "free"), mem(12, "c", "", "alloc")}, ErrOutOfOrder, "line 3: memory: out of order: timestamp_ns 9 comes after 10"},
+		{"span named before", "the error names the line that named the span, counted over the calls",
+			[]string{streamMeta, "\n", mem(1, "a", "s", "alloc"), span("s"), mem(2, "a", "s", "free")}, ErrOutOfOrder, `line 4: span_start: out of order: span "s" starts after line 3 named it`},
+		{"duplicate span", "a span id given twice",
+			[]string{streamMeta, span("s"), span("s"), mem(1, "a", "s", "alloc")}, nil, `line 3: span_start: span "s": duplicate span id`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var lines [][]byte
+			for _, l := range tt.lines {
+				lines = append(lines, []byte(l))
+			}
+			a := NewAnalyzer(Options{})
+			at, err := feedLines(a, lines)
+			if err == nil {
+				t.Fatalf("%s: no error", tt.why)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("%s: error %v does not wrap %v", tt.why, err, tt.is)
+			}
+			if !strings.HasPrefix(err.Error(), tt.msg) {
+				t.Errorf("%s: error %q, want it to start %q", tt.why, err, tt.msg)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line != at+1 {
+				t.Errorf("%s: error %v is not a *ParseError of line %d", tt.why, err, at+1)
+			}
+			_, _, serr := AnalyzeStream(bytes.NewReader(bytes.Join(lines[:at+1], nil)), Options{})
+			if serr == nil || serr.Error() != err.Error() {
+				t.Errorf("%s: AddJSONL's error %q, AnalyzeStream's %v", tt.why, err, serr)
+			}
+			// The rest goes on as if the line were not there.
+			if _, err := feedLines(a, lines[at+1:]); err != nil {
+				t.Fatalf("after the error: %v", err)
+			}
+			rest := slices.Concat(lines[:at], [][]byte{[]byte("\n")}, lines[at+1:]) // a blank line in its place
+			want, wantNodes, err := AnalyzeStream(bytes.NewReader(bytes.Join(rest, nil)), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, a.Profile()); diff != "" {
+				t.Errorf("after the refused line, profile (-AnalyzeStream without it +AddJSONL):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantNodes, a.NodeMetrics(nil)); diff != "" {
+				t.Errorf("after the refused line, node metrics (-AnalyzeStream without it +AddJSONL):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAddJSONLEdges: what has no counterpart in AnalyzeStream.
+func TestAddJSONLEdges(t *testing.T) {
+	alloc := `{"kind":"memory","timestamp_ns":1,"tensor_id":"a","span_id":"s","device":"cuda:0","bytes":4,"action":"alloc","shape":[1],"dtype":"f32"}`
+	span := `{"kind":"span_start","id":"s","name":"n","start_ns":0,"span_kind":"op","measured":false}`
+	t.Run("newline inside", func(t *testing.T) {
+		// Two records in one call would shift every later line number.
+		a := NewAnalyzer(Options{})
+		if err := a.AddJSONL([]byte(streamMeta)); err != nil {
+			t.Fatal(err)
+		}
+		err := a.AddJSONL([]byte(span + "\n" + alloc + "\n"))
+		if want := "line 2: want one record a line, found a newline at column 89 before the line's end"; err == nil || err.Error() != want || !errors.Is(err, ErrInvalidJSON) {
+			t.Errorf("two records in one line: %v, want %q wrapping ErrInvalidJSON", err, want)
+		}
+		if n := len(a.NodeMetrics(nil)); n != 0 {
+			t.Errorf("the refused line added %d nodes", n)
+		}
+		if err := a.AddJSONL([]byte("{\n}")); err == nil || !strings.HasPrefix(err.Error(), "line 3: ") {
+			t.Errorf("a record over two lines: %v, want an error of line 3", err)
+		}
+	})
+	t.Run("records added directly name no line", func(t *testing.T) {
+		// A record added with Add after AddJSONL is not on the line
+		// AddJSONL read last: an error about it must not name that line.
+		a := NewAnalyzer(Options{})
+		if err := a.AddJSONL([]byte(streamMeta)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Add(&MemoryEvent{TimestampNs: 1, TensorID: "a", SpanID: "s", Device: "cuda:0", Bytes: 4}); err != nil {
+			t.Fatal(err)
+		}
+		err := a.AddJSONL([]byte(span))
+		if want := `line 2: span_start: out of order: span "s" starts after a record that names it`; err == nil || err.Error() != want {
+			t.Errorf("span named by a record added with Add: %v, want %q", err, want)
+		}
+	})
+	t.Run("invalid options", func(t *testing.T) {
+		a := NewAnalyzer(Options{MaxTimelinePoints: -1})
+		if err := a.AddJSONL([]byte(streamMeta)); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("negative MaxTimelinePoints: %v, want ErrInvalidOptions", err)
+		}
+	})
+	t.Run("zero Analyzer", func(t *testing.T) {
+		var a Analyzer
+		for _, l := range []string{streamMeta, "", span, alloc} {
+			if err := a.AddJSONL([]byte(l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p := a.Profile(); p.Summary.PeakBytes != 4 || p.Summary.AllocCount != 1 {
+			t.Errorf("zero Analyzer: summary %+v, want one alloc of 4 bytes", p.Summary)
+		}
+	})
 }
