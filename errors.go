@@ -35,18 +35,20 @@ var (
 //
 // A JSONL error names the 1-based Line of the record and, in Offset, the
 // 0-based byte offset in that line of what is at fault: the value of the
-// field at fault (of its second occurrence when a name is given twice), the
-// byte where invalid JSON was found, or what follows the record's object; 0
-// when the fault is the record as a whole (a required field missing, a span
-// error, a record out of order). A column in Msg is that offset plus 1. A
-// document-form error has Line 0 and names the byte Offset (from the start of
-// the decompressed document) of the value at fault, a Chrome trace's error
-// that of the event at fault (see ReadChromeTrace). An input that is not a
-// trace (ErrUnknownFormat) names the Line and the offset in it where its
-// first value starts, or where its invalid JSON was found. Kind is the
-// record kind ("memory", "span_start", ...; in a document, the section the
-// element or the error is in, e.g. "memory" or "run"), empty when the error
-// is not about one record or section.
+// field at fault (of its second occurrence when a name is given twice; of the
+// element or the tag at fault, when Field names one), the byte where invalid
+// JSON was found (for a record cut short, the line's end, before its
+// newline), or what follows the record's object; 0 when the fault is the
+// record as a whole (a required field missing, a span error, a record out of
+// order). A column in Msg is that offset plus 1. A document-form error has
+// Line 0 and names the byte Offset (from the start of the decompressed
+// document) of the value at fault, a Chrome trace's error that of the event
+// at fault (see ReadChromeTrace). An input that is not a trace
+// (ErrUnknownFormat) names the Line and the offset in it where its first
+// value starts, or where its invalid JSON was found. Kind is the record kind
+// ("memory", "span_start", ...; in a document, the section the element or the
+// error is in, e.g. "memory" or "run"), empty when the error is not about one
+// record or section.
 // Field is the JSON field at fault, with the element of a list or the key of
 // an object when one is at fault ("shape[1]", "inputs[0]", "tags.host"), empty
 // when none or when Msg names it (an unknown enumeration value: the

@@ -253,6 +253,8 @@ var lineBuffer = 256 << 10
 
 var kindName = []byte("kind")
 
+var bom = []byte("\uFEFF") // a byte-order mark in UTF-8
+
 const (
 	fastUnknown = iota // no member seen yet
 	fastOn             // kind was first and known: members are parsed as scanned
@@ -278,7 +280,8 @@ func (d *recordDecoder) emit(m *member, i int) bool {
 		}
 		d.p.esc = m.esc
 		if perr := d.p.field(d.kind, d, name, m.val(line), &d.seen, false); perr != nil {
-			perr.Line, perr.Kind, perr.Offset = d.line, d.kind.String(), int64(d.lead+m.vs)
+			perr.Line, perr.Kind = d.line, d.kind.String()
+			perr.Offset += int64(d.lead + m.vs) // see valueParser.record
 			d.fastErr = perr
 		}
 		return true
@@ -461,6 +464,12 @@ func (d *recordDecoder) parseLine(line []byte) (recordKind, error) {
 	d.members = d.members[:0]
 	d.fast, d.fastErr, d.kind = fastUnknown, nil, recNone
 	i := skipSpace(line, 0)
+	if bytes.HasPrefix(line[i:], bom) {
+		// Editors on Windows write one, and files joined with cat then
+		// hold one at a line's start; JSON has none.
+		return recNone, &ParseError{Line: d.line, Offset: int64(d.lead + i), Msg: "invalid JSON at column " +
+			strconv.Itoa(d.lead+i+1) + ": a byte-order mark (U+FEFF) before the record; remove it", Err: ErrInvalidJSON}
+	}
 	if line[i] != '{' {
 		if end := sc.value(i, 0); end < 0 {
 			return recNone, d.syntaxError()
@@ -590,7 +599,8 @@ func (d *recordDecoder) syntaxError() *ParseError {
 	perr := &ParseError{Line: d.line, Offset: int64(d.lead + sc.errPos),
 		Msg: "invalid JSON at column " + strconv.Itoa(d.lead+sc.errPos+1) + ": " + sc.errMsg, Err: ErrInvalidJSON}
 	if sc.eol {
-		perr.Offset = int64(d.lead + len(bytes.TrimSuffix(sc.b, []byte("\n")))) // the line's end
+		// The line's end: before its LF or CRLF, as with neither.
+		perr.Offset = int64(d.lead + len(bytes.TrimSuffix(bytes.TrimSuffix(sc.b, []byte("\n")), []byte("\r"))))
 		perr.Msg = "truncated record: the line ends inside a JSON value"
 		if d.lastLine {
 			// The input is cut short, as the document and Chrome forms

@@ -153,6 +153,15 @@ func (s *lineScanner) end(i int) int {
 	return s.fail(i, "the line ends inside a JSON value")
 }
 
+// endsLine reports whether b[i] ends the line: at its end, its LF or the
+// CR before it (a CR alone elsewhere is a character like any other). A
+// literal or number cut there is a record cut short, as a string is, the
+// same whether the line is given with its newline or without.
+func (s *lineScanner) endsLine(i int) bool {
+	b := s.b
+	return i >= len(b) || b[i] == '\n' || b[i] == '\r' && (i+1 == len(b) || b[i+1] == '\n')
+}
+
 func charDesc(c byte) string {
 	if c >= 0x20 && c < 0x7f {
 		return strconv.QuoteRune(rune(c))
@@ -189,7 +198,7 @@ func (s *lineScanner) value(i, depth int) int {
 func (s *lineScanner) lit(i int, lit string) int {
 	b := s.b
 	for k := 0; k < len(lit); k++ {
-		if i+k >= len(b) {
+		if s.endsLine(i + k) {
 			return s.end(i + k)
 		}
 		if b[i+k] != lit[k] {
@@ -214,7 +223,7 @@ func (s *lineScanner) num(i int) int {
 	if b[j] == '-' {
 		j++
 	}
-	if j >= len(b) {
+	if s.endsLine(j) {
 		return s.end(j)
 	}
 	switch {
@@ -228,7 +237,7 @@ func (s *lineScanner) num(i int) int {
 	if j < len(b) && b[j] == '.' {
 		var ok bool
 		if j, ok = s.digits(j + 1); !ok {
-			if j >= len(b) {
+			if s.endsLine(j) {
 				return s.end(j)
 			}
 			return s.fail(j, "invalid character "+charDesc(b[j])+" in number (want a digit after '.')")
@@ -241,7 +250,7 @@ func (s *lineScanner) num(i int) int {
 		}
 		var ok bool
 		if j, ok = s.digits(j); !ok {
-			if j >= len(b) {
+			if s.endsLine(j) {
 				return s.end(j)
 			}
 			return s.fail(j, "invalid character "+charDesc(b[j])+" in number (want a digit in the exponent)")
@@ -280,7 +289,7 @@ func (s *lineScanner) str(i int) int {
 			esc = true
 			j += 2
 			continue
-		case c == '\n' || c == '\r' && (j+1 == len(b) || b[j+1] == '\n'):
+		case s.endsLine(j):
 			return s.end(j) // the line ends inside the string
 		case c < 0x20:
 			return s.fail(j, "invalid control character "+charDesc(c)+" in string")

@@ -21,7 +21,9 @@ type recordFields = recordDecoder
 // of r, checks the required fields and, for meta, the schema. doc selects
 // the document form (spans with kind, closed and duration_ns; a run without
 // schema, for kind recMeta). The returned error has Field, Msg, Err and
-// Offset (of the value at fault, relative to the object) set.
+// Offset (of the value at fault, relative to the object) set. The parsers of
+// fields leave Offset 0, or set it in the value to the element at fault (of
+// a list) or the member (of tags), so the callers add the value's offset.
 func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []member, alts [][]byte, doc bool) *ParseError {
 	resetRecord(k, r)
 	p.unknown, p.renamed = p.unknown[:0], 0
@@ -35,7 +37,7 @@ func (p *valueParser) record(k recordKind, r *recordFields, obj []byte, ms []mem
 		m := &ms[i]
 		p.esc = m.esc
 		if perr := p.field(k, r, m.name(obj, alts), m.val(obj), &seen, doc); perr != nil {
-			perr.Offset = int64(m.vs)
+			perr.Offset += int64(m.vs) // field's Offset is in the value (an element)
 			return perr
 		}
 	}
@@ -835,7 +837,9 @@ func parseShape(v []byte) ([]uint64, error) {
 		j := skipValue(v, i)
 		x, ok := parseUint(v[i:j])
 		if !ok {
-			return nil, uintError("["+strconv.Itoa(n)+"]", v[i:j])
+			perr := uintError("["+strconv.Itoa(n)+"]", v[i:j])
+			perr.Offset = int64(i)
+			return nil, perr
 		}
 		if out == nil {
 			out = make([]uint64, 0, countElems(v))
@@ -864,11 +868,15 @@ func (p *valueParser) strList(field string, v []byte) ([]string, *ParseError) {
 	n := 0
 	for i := skipSpace(v, 1); v[i] != ']'; n++ {
 		j := skipValue(v, i)
+		var s string
+		var perr *ParseError
 		if v[i] != '"' {
-			return nil, typeError(field+"["+strconv.Itoa(n)+"]", "a string", v[i:j])
+			perr = typeError("", "a string", v[i:j])
+		} else {
+			s, perr = p.rawString("", v[i:j])
 		}
-		s, perr := p.rawString(field, v[i:j])
 		if perr != nil {
+			perr.Field, perr.Offset = field+"["+strconv.Itoa(n)+"]", int64(i)
 			return nil, perr
 		}
 		out = append(out, s)
@@ -896,18 +904,20 @@ func (p *valueParser) tags(v []byte) (map[string]string, *ParseError) {
 	out := make(map[string]string, len(ms))
 	for _, m := range ms {
 		name, val := m.name(v, alts), m.val(v)
+		var s string
+		var perr *ParseError
 		if val[0] != '"' {
-			return nil, typeError("tags."+string(name), "a string", val)
+			perr = typeError("", "a string", val)
+		} else if s, perr = p.rawString("", val); perr == nil {
+			if _, dup := out[string(name)]; dup {
+				perr = &ParseError{Msg: "duplicate field", Err: ErrInvalidJSON}
+			}
 		}
-		s, perr := p.rawString("tags", val)
 		if perr != nil {
+			perr.Field, perr.Offset = "tags."+string(name), int64(m.vs) // the value, of the second when given twice
 			return nil, perr
 		}
-		k := p.in.bytes(name)
-		if _, dup := out[k]; dup {
-			return nil, &ParseError{Field: "tags." + k, Msg: "duplicate field", Err: ErrInvalidJSON}
-		}
-		out[k] = s
+		out[p.in.bytes(name)] = s
 	}
 	return out, nil
 }

@@ -109,6 +109,11 @@ func (a *Analyzer) feedLine(dec *recordDecoder, kind recordKind) error {
 // not; a newline before its end is an error (a record is one line). The
 // input is not decompressed (gzip is the caller's).
 //
+// It reads JSONL only: where AnalyzeStream tells the format from the first
+// object, AddJSONL takes every line for a record, so input of another form
+// is refused by the rules of records (a first line without kind is
+// `kind: missing required field`, not ErrUnknownFormat).
+//
 // The rules are AnalyzeStream's, record by record: the first record must be
 // meta, and it must come once; blank lines, unknown record kinds and
 // unknown fields are skipped; records must come in the order the Analyzer

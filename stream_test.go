@@ -1108,6 +1108,56 @@ func TestAddJSONLEdges(t *testing.T) {
 			t.Errorf("a record over two lines: %v, want an error of line 3", err)
 		}
 	})
+	t.Run("cut with or without the newline", func(t *testing.T) {
+		// A line given without its newline (as bufio.Scanner gives it) is
+		// refused in the words and at the offset it is with one, and as
+		// AnalyzeStream refuses it (from the independent check: a literal
+		// or number cut short was "invalid character byte 0xa" with the
+		// newline and "truncated record" without).
+		for _, cut := range []string{`f`, `tru`, `nul`, `-`, `1.`, `1e`, `1e+`, `"ab`, `{"x":`, `[1,`} {
+			rec := `{"kind":"memory","timestamp_ns":1,"a":` + cut
+			var want string
+			for _, nl := range []string{"", "\n", "\r\n"} {
+				a := NewAnalyzer(Options{})
+				if err := a.AddJSONL([]byte(streamMeta)); err != nil {
+					t.Fatal(err)
+				}
+				err := a.AddJSONL([]byte(rec + nl))
+				var pe *ParseError
+				if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidJSON) {
+					t.Fatalf("%q: %v, want a *ParseError wrapping ErrInvalidJSON", rec+nl, err)
+				}
+				got := fmt.Sprintf("%v (offset %d)", err, pe.Offset)
+				if nl == "" {
+					want = got
+					if w := fmt.Sprintf("line 2: memory: truncated record: the line ends inside a JSON value (offset %d)", len(rec)); got != w {
+						t.Errorf("%q: %s, want %s", rec, got, w)
+					}
+				} else if got != want {
+					t.Errorf("%q: %s, without the newline %s", rec+nl, got, want)
+				}
+				if nl != "" {
+					_, _, serr := AnalyzeStream(strings.NewReader(streamMeta+rec+nl), Options{})
+					if serr == nil || serr.Error() != err.Error() {
+						t.Errorf("%q: AddJSONL's error %v, AnalyzeStream's %v", rec+nl, err, serr)
+					}
+				}
+			}
+		}
+	})
+	t.Run("first line", func(t *testing.T) {
+		// AddJSONL tells no format: a first line is a record, or an error
+		// by the rules of records (AnalyzeStream's differ there: see the doc).
+		for _, c := range []struct{ line, want string }{
+			{`{"schema":"candle-graph/trace/6"}`, "line 1: kind: missing required field"},
+			{"\ufeff" + streamMeta, "line 1: invalid JSON at column 1: a byte-order mark (U+FEFF) before the record; remove it"},
+			{`{"traceEvents":[]}`, "line 1: kind: missing required field"},
+		} {
+			if err := NewAnalyzer(Options{}).AddJSONL([]byte(c.line)); err == nil || err.Error() != c.want {
+				t.Errorf("%q: %v, want %s", c.line, err, c.want)
+			}
+		}
+	})
 	t.Run("records added directly name no line", func(t *testing.T) {
 		// A record added with Add after AddJSONL is not on the line
 		// AddJSONL read last: an error about it must not name that line.
