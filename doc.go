@@ -91,7 +91,8 @@
 // the events it lists (with the document they came from, and between
 // profiles of it): treat those as immutable too, and copy one to change
 // it. The Analyzer keeps references to the strings and shapes of the
-// records it is given, which must not change afterwards.
+// records it is given, which must not change afterwards; of a line given
+// to AddJSONL it keeps nothing (the buffer may be reused).
 //
 // Analyze, AnalyzeMemory, NodeMemoryMetrics, NewSpanTree (and the tree it
 // returns), Validate, WriteJSON and WriteJSONL only read the document (and
