@@ -37,7 +37,7 @@ func (e *SpanError) Error() string { return fmt.Sprintf("span %q: %s", e.SpanID,
 // memory profile and the node metrics at any moment. AnalyzeMemory, Analyze,
 // NodeMemoryMetrics and AnalyzeStream are thin wrappers over it. Records come
 // as Go values (Add, AddSpan, EndSpan, AddOp, AddDeviceMemory) or as the
-// lines of a JSONL trace (AddJSONL).
+// lines of a JSONL trace (AddJSONLine).
 //
 // Memory events must be added in nondecreasing timestamp order; events with
 // equal timestamps are applied in the order they are added (that order is what
@@ -129,10 +129,10 @@ type Analyzer struct {
 	// all come first.
 	named map[string]int
 	// line is the line of the record being added, which AnalyzeStream and
-	// AddJSONL set so that an out-of-order error can say which record named
+	// AddJSONLine set so that an out-of-order error can say which record named
 	// the span; 0 for records not read from lines.
 	line int
-	dec  *recordDecoder // decodes AddJSONL's lines; nil before the first
+	dec  *recordDecoder // decodes AddJSONLine's lines; nil before the first
 	// goneBackward holds, until the first backward event, the ids of
 	// backward spans forgotten (SkipNodeMetrics): records after a span's
 	// end may still name it, or name it as their parent, and until then

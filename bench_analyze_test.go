@@ -260,9 +260,9 @@ func BenchmarkStream(b *testing.B) {
 			_, _, err = AnalyzeStream(f, opts)
 			return err
 		})
-		run("AddJSONL", func() error {
+		run("AddJSONLine", func() error {
 			// The same trace a line at a time, as a program following
-			// it would feed it: bufio.Scanner and Analyzer.AddJSONL.
+			// it would feed it: bufio.Scanner and Analyzer.AddJSONLine.
 			f, err := os.Open(path)
 			if err != nil {
 				return err
@@ -272,7 +272,7 @@ func BenchmarkStream(b *testing.B) {
 			sc := bufio.NewScanner(f)
 			sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 			for sc.Scan() {
-				if err := a.AddJSONL(sc.Bytes()); err != nil {
+				if err := a.AddJSONLine(sc.Bytes()); err != nil {
 					return err
 				}
 			}

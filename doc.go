@@ -63,7 +63,7 @@
 // For traces larger than memory, AnalyzeStream reads a JSONL trace record by
 // record into an Analyzer, which the one-call functions also use: there is
 // one replay. An Analyzer can also be fed by a profiler as events happen, or
-// the lines of a JSONL trace as it is written (AddJSONL), and asked for a
+// the lines of a JSONL trace as it is written (AddJSONLine), and asked for a
 // profile at any moment. A replay in one pass needs records in the order
 // they happen (memory in time order, each span before the records that name
 // it); a record that comes too late to give the answers of the whole trace
@@ -92,7 +92,7 @@
 // profiles of it): treat those as immutable too, and copy one to change
 // it. The Analyzer keeps references to the strings and shapes of the
 // records it is given, which must not change afterwards; of a line given
-// to AddJSONL it keeps nothing (the buffer may be reused).
+// to AddJSONLine it keeps nothing (the buffer may be reused).
 //
 // Analyze, AnalyzeMemory, NodeMemoryMetrics, NewSpanTree (and the tree it
 // returns), Validate, WriteJSON and WriteJSONL only read the document (and

@@ -167,14 +167,15 @@ func ExampleAnalyzer() {
 }
 
 // Follow a trace as it is written, a line at a time (here from a string; a
-// program following a growing file or a socket reads lines as they come),
-// and read the answers whenever it suits: here at each span's end.
-func ExampleAnalyzer_AddJSONL() {
+// program following a growing file or a socket gives each line once its
+// newline came), and read the answers whenever it suits: here at each
+// span's end.
+func ExampleAnalyzer_AddJSONLine() {
 	a := tracemem.NewAnalyzer(tracemem.Options{MaxTimelinePoints: 100})
 	sc := bufio.NewScanner(strings.NewReader(exampleTrace))
 	sc.Buffer(nil, 64<<20) // records can be longer than the 64 KiB default
 	for sc.Scan() {
-		if err := a.AddJSONL(sc.Bytes()); err != nil {
+		if err := a.AddJSONLine(sc.Bytes()); err != nil {
 			log.Fatal(err) // e.g. line 17: memory: out of order: timestamp_ns 9 comes after 10
 		}
 		if end, ok := strings.CutPrefix(sc.Text(), `{"kind":"span_end","id":"`); ok {

@@ -153,8 +153,9 @@ func (s *lineScanner) end(i int) int {
 	return s.fail(i, "the line ends inside a JSON value")
 }
 
-// endsLine reports whether b[i] ends the line: at its end, its LF or the
-// CR before it (a CR alone elsewhere is a character like any other). A
+// endsLine reports whether b[i] ends the line: at its end, its LF, the CR
+// before it or a CR that is its last byte (a CR elsewhere is a character
+// like any other). A
 // literal or number cut there is a record cut short, as a string is, the
 // same whether the line is given with its newline or without.
 func (s *lineScanner) endsLine(i int) bool {

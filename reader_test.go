@@ -358,11 +358,11 @@ func TestReadTraceErrors(t *testing.T) {
 		{"string cut by CRLF", "a CR before the LF that ends the line ends it too, inside the string (found by mutation)", tMeta + "\r\n" + `{"kind":"memory","tensor_id":"ab` + "\r\n" + tMeta, `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"input ends with CR in a string", "a CR as the input's last byte ends it inside the string (a mutant read past it)", tMeta + "\r\n" + `{"kind":"memory","tensor_id":"ab` + "\r", `^line 2: memory: truncated record: the input ends inside a JSON value$`, io.ErrUnexpectedEOF, 2},
 		{"control character before LF", "only CR may come before the LF that cuts a string; another control character is invalid where it stands", tMeta + "\n" + `{"kind":"memory","tensor_id":"a` + "\x01\n", `^line 2: memory: invalid JSON at column 32: invalid control character byte 0x1 in string$`, ErrInvalidJSON, 2},
-		{"literal cut by the newline", "a literal cut short by the line's end is a record cut short, as a string is, not an invalid character 0xa in it (from the check of AddJSONL: the same line without its newline said the former)", rdLines(tMeta, `{"kind":"memory","a":fal`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
+		{"literal cut by the newline", "a literal cut short by the line's end is a record cut short, as a string is, not an invalid character 0xa in it (from the check of AddJSONLine: the same line without its newline said the former)", rdLines(tMeta, `{"kind":"memory","a":fal`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"number cut by the newline", "likewise a number that wants more digits", rdLines(tMeta, `{"kind":"memory","bytes":1e+`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"minus cut by CRLF", "and a sign cut by CRLF", tMeta + "\r\n" + `{"kind":"memory","bytes":-` + "\r\n" + tMeta, `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"literal broken by CR", "a CR inside a line is no line end: an invalid character in the literal", rdLines(tMeta, `{"kind":"memory","a":fa`+"\rlse}"), `^line 2: memory: invalid JSON at column 24: invalid character byte 0xd in literal false$`, ErrInvalidJSON, 2},
-		{"byte-order mark on a later line", "a BOM at a line's start, as cat of files written on Windows leaves, is named, not shown as an invalid byte 0xef (from the check of AddJSONL)", rdLines(tMeta, "  \ufeff"+tMem), `^line 2: invalid JSON at column 3: a byte-order mark \(U\+FEFF\) before the record; remove it$`, ErrInvalidJSON, 2},
+		{"byte-order mark on a later line", "a BOM at a line's start, as cat of files written on Windows leaves, is named, not shown as an invalid byte 0xef (from the check of AddJSONLine)", rdLines(tMeta, "  \ufeff"+tMem), `^line 2: invalid JSON at column 3: a byte-order mark \(U\+FEFF\) before the record; remove it$`, ErrInvalidJSON, 2},
 		{"object over two lines", "a record must fit on one line", rdLines(tMeta, `{"kind":"memory",`, `"bytes":1}`), `^line 2: memory: truncated record: the line ends inside a JSON value$`, ErrInvalidJSON, 2},
 		{"two objects on a line", "one object a line, named by the first one's kind", rdLines(tMeta, tRoot+" "+tRootEnd), `^line 2: span_start: want one JSON object a line`, ErrInvalidJSON, 2},
 		{"two objects on a line, kind not first", "named by its kind wherever kind sits (the slow path reads it after the object)",
@@ -838,7 +838,7 @@ func TestReadTraceDocOffset(t *testing.T) {
 
 // TestReadTraceDocElementOffset: in the document form too, an error of a
 // list's element or a tag names that element's offset (marked ⟨), not the
-// list's or the tags' (from the check of AddJSONL, which found the tags'
+// list's or the tags' (from the check of AddJSONLine, which found the tags'
 // start in JSONL).
 func TestReadTraceDocElementOffset(t *testing.T) {
 	run := `{"run_id":"r","correlation_id":"c","entrypoint":"e","phase":"train","timestamp":"t","capture_step":0,"warmup_steps":0,"device":"d","timing_mode":"host","tags":`

@@ -1,4 +1,4 @@
-// stream.go holds AnalyzeStream and Analyzer.AddJSONL: a trace read record by record straight into an Analyzer.
+// stream.go holds AnalyzeStream and Analyzer.AddJSONLine: a trace read record by record straight into an Analyzer.
 
 package tracemem
 
@@ -99,19 +99,25 @@ func (a *Analyzer) feedLine(dec *recordDecoder, kind recordKind) error {
 	return nil
 }
 
-// AddJSONL decodes line, the next line of a candle-graph JSONL trace, and
+// AddJSONLine decodes line, the next line of a candle-graph JSONL trace, and
 // adds its record, as AnalyzeStream does with each line of its input: a
 // program that follows a trace as it is written (a file that grows, a
 // socket) feeds it the lines as they come and asks for Profile or
-// NodeMetrics at any moment. Each call is one line, so that errors name
-// lines as the trace has them: call it for blank lines too, or the line
-// numbers fall behind. line may end with its newline ("\n" or "\r\n") or
-// not; a newline before its end is an error (a record is one line). The
+// NodeMetrics at any moment.
+//
+// Each call is one whole line, so that errors name lines as the trace has
+// them: call it for blank lines too, or the line numbers fall behind. line
+// may end with its newline ("\n", "\r\n" or a final "\r") or not; a
+// newline before its end is an error (a record is one line). A line is whole
+// once its newline came: a follower keeps the bytes after the last newline
+// until the rest of their line comes (bufio.Scanner, at the end of a file
+// that is still being written, hands them over as a line; a record cut so is
+// refused as truncated, and its rest would be taken for the next line). The
 // input is not decompressed (gzip is the caller's).
 //
 // It reads JSONL only: where AnalyzeStream tells the format from the first
-// object, AddJSONL takes every line for a record, so input of another form
-// is refused by the rules of records (a first line without kind is
+// object, AddJSONLine takes every line for a record, so input of another
+// form is refused by the rules of records (a first line without kind is
 // `kind: missing required field`, not ErrUnknownFormat).
 //
 // The rules are AnalyzeStream's, record by record: the first record must be
@@ -123,17 +129,19 @@ func (a *Analyzer) feedLine(dec *recordDecoder, kind recordKind) error {
 // the end), and a trace cut between two records is answered as far as it
 // goes.
 //
-// An error is a *ParseError naming the line (counted over the calls of
-// this Analyzer's AddJSONL, from 1) and the record kind, with the errors of
-// Add, AddSpan, EndSpan, AddOp and AddDeviceMemory inside it; the record is
-// not added, and the Analyzer is as it was but for the count of lines, so a
-// caller may report it and go on with the next line. Invalid options are
-// returned as by the other methods.
+// An error is a *ParseError naming the line (counted over the calls of this
+// Analyzer's AddJSONLine, from 1), its Offset in the line and the record
+// kind, as AnalyzeStream's, with the errors of Add, AddSpan, EndSpan, AddOp
+// and AddDeviceMemory inside it; the record is not added, and the Analyzer
+// is as it was but for the count of lines, so a caller may report it and go
+// on with the next line. Invalid options are returned as by the other
+// methods.
 //
-// Ownership: line is only read during the call; the caller may reuse its
-// buffer for the next line. The records' strings are copied (and shared
-// between records that repeat them), not kept from line.
-func (a *Analyzer) AddJSONL(line []byte) error {
+// Ownership: line is only read during the call, and nothing refers to it
+// afterwards: the caller may reuse its buffer for the next line. The
+// records' strings are copied (and shared between records that repeat
+// them).
+func (a *Analyzer) AddJSONLine(line []byte) error {
 	if err := a.start(); err != nil {
 		return err
 	}
@@ -151,6 +159,10 @@ func (a *Analyzer) AddJSONL(line []byte) error {
 		return nil
 	}
 	kind, err := d.parseLine(line)
+	// The decoder's views of line (the line itself, the names of ignored
+	// fields) would keep the caller's buffer alive until the next call.
+	d.scan.b = nil
+	clear(d.p.unknown[:cap(d.p.unknown)])
 	if err != nil || kind == recNone {
 		return err
 	}

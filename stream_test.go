@@ -19,6 +19,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tracemem/tracemem/internal/gen"
@@ -593,11 +594,11 @@ func checkStreamAgrees(t *testing.T, data []byte, opts Options) error {
 	return nil
 }
 
-// checkLinesAgree checks Analyzer.AddJSONL, fed the lines of data, against
+// checkLinesAgree checks Analyzer.AddJSONLine, fed the lines of data, against
 // AnalyzeStream's answers for data (p, nodes and err), when data is a JSONL
 // trace (not gzipped): the same answers when the stream takes it; else a
 // refusal of the line the stream's error names, in the same words (but
-// for a record cut by the input's end, which AddJSONL cannot tell from a
+// for a record cut by the input's end, which AddJSONLine cannot tell from a
 // line cut short), or none when the stream's error is about the input's
 // end (ErrEmptyTrace: no record, or none after a record before meta).
 func checkLinesAgree(t *testing.T, data []byte, opts Options, p *MemoryProfile, nodes map[string]NodeMetrics, err error) {
@@ -611,28 +612,32 @@ func checkLinesAgree(t *testing.T, data []byte, opts Options, p *MemoryProfile, 
 	switch {
 	case err == nil:
 		if lerr != nil {
-			t.Fatalf("AddJSONL refused line %d: %v; AnalyzeStream took the input:\n%s", at+1, lerr, data)
+			t.Fatalf("AddJSONLine refused line %d: %v; AnalyzeStream took the input:\n%s", at+1, lerr, data)
 		}
 		if diff := cmp.Diff(p, a.Profile()); diff != "" {
-			t.Fatalf("profile differs (-AnalyzeStream +AddJSONL):\n%s\n%s", diff, data)
+			t.Fatalf("profile differs (-AnalyzeStream +AddJSONLine):\n%s\n%s", diff, data)
 		}
 		if diff := cmp.Diff(nodes, a.NodeMetrics(nil)); diff != "" {
-			t.Fatalf("node metrics differ (-AnalyzeStream +AddJSONL):\n%s\n%s", diff, data)
+			t.Fatalf("node metrics differ (-AnalyzeStream +AddJSONLine):\n%s\n%s", diff, data)
 		}
 	case err == ErrEmptyTrace:
 		if lerr != nil {
-			t.Fatalf("AddJSONL refused line %d: %v; AnalyzeStream found no record:\n%s", at+1, lerr, data)
+			t.Fatalf("AddJSONLine refused line %d: %v; AnalyzeStream found no record:\n%s", at+1, lerr, data)
 		}
 	case !errors.As(err, &pe) || pe.Line == 0:
 		t.Fatalf("AnalyzeStream of JSONL: %v names no line", err)
 	case lerr == nil || at+1 != pe.Line:
-		t.Fatalf("AnalyzeStream: %v; AddJSONL refused line %d: %v\n%s", err, at+1, lerr, data)
+		t.Fatalf("AnalyzeStream: %v; AddJSONLine refused line %d: %v\n%s", err, at+1, lerr, data)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		if want := strings.Replace(err.Error(), "the input ends", "the line ends", 1); lerr.Error() != want {
-			t.Fatalf("AddJSONL's error %q, want %q (AnalyzeStream's %q)", lerr, want, err)
+			t.Fatalf("AddJSONLine's error %q, want %q (AnalyzeStream's %q)", lerr, want, err)
 		}
 	case lerr.Error() != err.Error():
-		t.Fatalf("AddJSONL's error %q, AnalyzeStream's %q\n%s", lerr, err, data)
+		t.Fatalf("AddJSONLine's error %q, AnalyzeStream's %q\n%s", lerr, err, data)
+	}
+	if lpe := (*ParseError)(nil); pe != nil && errors.As(lerr, &lpe) && (lpe.Offset != pe.Offset || lpe.Kind != pe.Kind || lpe.Field != pe.Field) {
+		// Error() leaves Offset out when it names a line.
+		t.Fatalf("AddJSONLine's error %+v, AnalyzeStream's %+v\n%s", lpe, pe, data)
 	}
 }
 
@@ -930,7 +935,7 @@ func splitLines(trace []byte) [][]byte {
 	return lines
 }
 
-// feedLines gives each line to a.AddJSONL through one buffer that is
+// feedLines gives each line to a.AddJSONLine through one buffer that is
 // overwritten after each call, as a caller reading a file line by line
 // reuses its buffer (so that a record keeping bytes of its line shows). It
 // returns the 0-based index of the first line refused and its error, or
@@ -939,7 +944,7 @@ func feedLines(a *Analyzer, lines [][]byte) (int, error) {
 	var buf []byte
 	for i, l := range lines {
 		buf = append(buf[:0], l...)
-		err := a.AddJSONL(buf)
+		err := a.AddJSONLine(buf)
 		for j := range buf {
 			buf[j] = '#'
 		}
@@ -950,13 +955,13 @@ func feedLines(a *Analyzer, lines [][]byte) (int, error) {
 	return -1, nil
 }
 
-// TestAddJSONLSameAnswers: an Analyzer fed a trace's lines one by one with
-// AddJSONL answers, after every line, what AnalyzeStream answers for the
+// TestAddJSONLineSameAnswers: an Analyzer fed a trace's lines one by one with
+// AddJSONLine answers, after every line, what AnalyzeStream answers for the
 // trace up to that line: a program that follows a trace as it is written
 // sees the answers of the trace so far. Lines with CRLF or without their
 // newline give the same answers; before any line, the answers are an
 // empty trace's.
-func TestAddJSONLSameAnswers(t *testing.T) {
+func TestAddJSONLineSameAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  gen.Config
@@ -1000,10 +1005,10 @@ func TestAddJSONLSameAnswers(t *testing.T) {
 						t.Fatal(err)
 					}
 					if diff := cmp.Diff(want, a.Profile()); diff != "" {
-						t.Fatalf("%s: after line %d, profile (-AnalyzeStream +AddJSONL):\n%s", form.name, i+1, diff)
+						t.Fatalf("%s: after line %d, profile (-AnalyzeStream +AddJSONLine):\n%s", form.name, i+1, diff)
 					}
 					if diff := cmp.Diff(wantNodes, a.NodeMetrics(nil)); diff != "" {
-						t.Fatalf("%s: after line %d, node metrics (-AnalyzeStream +AddJSONL):\n%s", form.name, i+1, diff)
+						t.Fatalf("%s: after line %d, node metrics (-AnalyzeStream +AddJSONLine):\n%s", form.name, i+1, diff)
 					}
 				}
 			}
@@ -1011,11 +1016,11 @@ func TestAddJSONLSameAnswers(t *testing.T) {
 	}
 }
 
-// TestAddJSONLErrors: a line AddJSONL refuses gets AnalyzeStream's error
+// TestAddJSONLineErrors: a line AddJSONLine refuses gets AnalyzeStream's error
 // for the trace up to that line (the same text, the same sentinel), the
 // record is not added, and the lines after it go on as if it were not
 // there.
-func TestAddJSONLErrors(t *testing.T) {
+func TestAddJSONLineErrors(t *testing.T) {
 	mem := func(ts int, id, span, action string) string {
 		return fmt.Sprintf(`{"kind":"memory","timestamp_ns":%d,"tensor_id":%q,"span_id":%q,"device":"cuda:0","bytes":4,"action":%q,"shape":[1],"dtype":"f32","category":"activation"}`+"\n", ts, id, span, action)
 	}
@@ -1066,7 +1071,7 @@ func TestAddJSONLErrors(t *testing.T) {
 			}
 			_, _, serr := AnalyzeStream(bytes.NewReader(bytes.Join(lines[:at+1], nil)), Options{})
 			if serr == nil || serr.Error() != err.Error() {
-				t.Errorf("%s: AddJSONL's error %q, AnalyzeStream's %v", tt.why, err, serr)
+				t.Errorf("%s: AddJSONLine's error %q, AnalyzeStream's %v", tt.why, err, serr)
 			}
 			// The rest goes on as if the line were not there.
 			if _, err := feedLines(a, lines[at+1:]); err != nil {
@@ -1078,33 +1083,33 @@ func TestAddJSONLErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, a.Profile()); diff != "" {
-				t.Errorf("after the refused line, profile (-AnalyzeStream without it +AddJSONL):\n%s", diff)
+				t.Errorf("after the refused line, profile (-AnalyzeStream without it +AddJSONLine):\n%s", diff)
 			}
 			if diff := cmp.Diff(wantNodes, a.NodeMetrics(nil)); diff != "" {
-				t.Errorf("after the refused line, node metrics (-AnalyzeStream without it +AddJSONL):\n%s", diff)
+				t.Errorf("after the refused line, node metrics (-AnalyzeStream without it +AddJSONLine):\n%s", diff)
 			}
 		})
 	}
 }
 
-// TestAddJSONLEdges: what has no counterpart in AnalyzeStream.
-func TestAddJSONLEdges(t *testing.T) {
+// TestAddJSONLineEdges: what has no counterpart in AnalyzeStream.
+func TestAddJSONLineEdges(t *testing.T) {
 	alloc := `{"kind":"memory","timestamp_ns":1,"tensor_id":"a","span_id":"s","device":"cuda:0","bytes":4,"action":"alloc","shape":[1],"dtype":"f32"}`
 	span := `{"kind":"span_start","id":"s","name":"n","start_ns":0,"span_kind":"op","measured":false}`
 	t.Run("newline inside", func(t *testing.T) {
 		// Two records in one call would shift every later line number.
 		a := NewAnalyzer(Options{})
-		if err := a.AddJSONL([]byte(streamMeta)); err != nil {
+		if err := a.AddJSONLine([]byte(streamMeta)); err != nil {
 			t.Fatal(err)
 		}
-		err := a.AddJSONL([]byte(span + "\n" + alloc + "\n"))
+		err := a.AddJSONLine([]byte(span + "\n" + alloc + "\n"))
 		if want := "line 2: want one record a line, found a newline at column 89 before the line's end"; err == nil || err.Error() != want || !errors.Is(err, ErrInvalidJSON) {
 			t.Errorf("two records in one line: %v, want %q wrapping ErrInvalidJSON", err, want)
 		}
 		if n := len(a.NodeMetrics(nil)); n != 0 {
 			t.Errorf("the refused line added %d nodes", n)
 		}
-		if err := a.AddJSONL([]byte("{\n}")); err == nil || !strings.HasPrefix(err.Error(), "line 3: ") {
+		if err := a.AddJSONLine([]byte("{\n}")); err == nil || !strings.HasPrefix(err.Error(), "line 3: ") {
 			t.Errorf("a record over two lines: %v, want an error of line 3", err)
 		}
 	})
@@ -1119,10 +1124,10 @@ func TestAddJSONLEdges(t *testing.T) {
 			var want string
 			for _, nl := range []string{"", "\n", "\r\n"} {
 				a := NewAnalyzer(Options{})
-				if err := a.AddJSONL([]byte(streamMeta)); err != nil {
+				if err := a.AddJSONLine([]byte(streamMeta)); err != nil {
 					t.Fatal(err)
 				}
-				err := a.AddJSONL([]byte(rec + nl))
+				err := a.AddJSONLine([]byte(rec + nl))
 				var pe *ParseError
 				if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidJSON) {
 					t.Fatalf("%q: %v, want a *ParseError wrapping ErrInvalidJSON", rec+nl, err)
@@ -1139,50 +1144,71 @@ func TestAddJSONLEdges(t *testing.T) {
 				if nl != "" {
 					_, _, serr := AnalyzeStream(strings.NewReader(streamMeta+rec+nl), Options{})
 					if serr == nil || serr.Error() != err.Error() {
-						t.Errorf("%q: AddJSONL's error %v, AnalyzeStream's %v", rec+nl, err, serr)
+						t.Errorf("%q: AddJSONLine's error %v, AnalyzeStream's %v", rec+nl, err, serr)
 					}
 				}
 			}
 		}
 	})
 	t.Run("first line", func(t *testing.T) {
-		// AddJSONL tells no format: a first line is a record, or an error
+		// AddJSONLine tells no format: a first line is a record, or an error
 		// by the rules of records (AnalyzeStream's differ there: see the doc).
 		for _, c := range []struct{ line, want string }{
 			{`{"schema":"candle-graph/trace/6"}`, "line 1: kind: missing required field"},
 			{"\ufeff" + streamMeta, "line 1: invalid JSON at column 1: a byte-order mark (U+FEFF) before the record; remove it"},
 			{`{"traceEvents":[]}`, "line 1: kind: missing required field"},
 		} {
-			if err := NewAnalyzer(Options{}).AddJSONL([]byte(c.line)); err == nil || err.Error() != c.want {
+			if err := NewAnalyzer(Options{}).AddJSONLine([]byte(c.line)); err == nil || err.Error() != c.want {
 				t.Errorf("%q: %v, want %s", c.line, err, c.want)
 			}
 		}
 	})
-	t.Run("records added directly name no line", func(t *testing.T) {
-		// A record added with Add after AddJSONL is not on the line
-		// AddJSONL read last: an error about it must not name that line.
+	t.Run("the line is not kept", func(t *testing.T) {
+		// The doc says nothing refers to line after the call: a big buffer
+		// is not held until the next line (from a review: the decoder kept
+		// the line and the names of its ignored fields).
 		a := NewAnalyzer(Options{})
-		if err := a.AddJSONL([]byte(streamMeta)); err != nil {
+		if err := a.AddJSONLine([]byte(streamMeta)); err != nil {
+			t.Fatal(err)
+		}
+		buf := []byte(strings.Replace(alloc, `{"kind":"memory",`, `{"kind":"memory","later":1,"other":[1],`, 1))
+		kept := weak.Make(&buf[0])
+		if err := a.AddJSONLine(buf); err != nil {
+			t.Fatal(err)
+		}
+		buf = nil
+		runtime.GC()
+		runtime.GC()
+		if kept.Value() != nil {
+			t.Error("the Analyzer still refers to the buffer of the line it was given")
+		}
+		runtime.KeepAlive(a)
+	})
+	t.Run("records added directly name no line", func(t *testing.T) {
+		// A record added with Add after AddJSONLine is not on the line
+		// AddJSONLine read last: an error about it must not name that line.
+		a := NewAnalyzer(Options{})
+		if err := a.AddJSONLine([]byte(streamMeta)); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.Add(&MemoryEvent{TimestampNs: 1, TensorID: "a", SpanID: "s", Device: "cuda:0", Bytes: 4}); err != nil {
 			t.Fatal(err)
 		}
-		err := a.AddJSONL([]byte(span))
+		err := a.AddJSONLine([]byte(span))
 		if want := `line 2: span_start: out of order: span "s" starts after a record that names it`; err == nil || err.Error() != want {
 			t.Errorf("span named by a record added with Add: %v, want %q", err, want)
 		}
 	})
 	t.Run("invalid options", func(t *testing.T) {
 		a := NewAnalyzer(Options{MaxTimelinePoints: -1})
-		if err := a.AddJSONL([]byte(streamMeta)); !errors.Is(err, ErrInvalidOptions) {
+		if err := a.AddJSONLine([]byte(streamMeta)); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("negative MaxTimelinePoints: %v, want ErrInvalidOptions", err)
 		}
 	})
 	t.Run("zero Analyzer", func(t *testing.T) {
 		var a Analyzer
 		for _, l := range []string{streamMeta, "", span, alloc} {
-			if err := a.AddJSONL([]byte(l)); err != nil {
+			if err := a.AddJSONLine([]byte(l)); err != nil {
 				t.Fatal(err)
 			}
 		}

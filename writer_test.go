@@ -812,10 +812,15 @@ func TestWriteNormText(t *testing.T) {
 		{123456, "123456"}, {1234567, "1234567"}, {1e20, "100000000000000000000"}, {1e21, "1e+21"}, {-1.5e300, "-1.5e+300"},
 		{math.MaxFloat64, "1.7976931348623157e+308"}, {math.SmallestNonzeroFloat64, "5e-324"},
 	}
-	// Random bit patterns, against json v2 itself (the want is its text).
+	// Random floats, against json v2 itself (the want is its text): bit
+	// patterns (nearly all in exponent form) and every other one spread
+	// evenly in magnitude from 1e-8 to 1e22, around both switches of form.
 	r := rand.New(rand.NewPCG(7, 11))
 	for len(cases) < 2000 {
 		v := math.Float64frombits(r.Uint64())
+		if len(cases)%2 == 0 {
+			v = math.Copysign(math.Pow(10, -8+30*r.Float64()), v)
+		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
