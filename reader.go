@@ -320,7 +320,7 @@ func detectFormat(r io.Reader, seen func() []byte) (traceFormat, error) {
 			switch at := seen()[min(int(se.ByteOffset), len(seen())):]; {
 			case errors.Is(err, io.ErrUnexpectedEOF):
 				msg = "truncated input: it ends inside a JSON value"
-			case se.ByteOffset == 0 && bytes.HasPrefix(at, []byte("\uFEFF")):
+			case se.ByteOffset == 0 && bytes.HasPrefix(at, bom):
 				// Editors on Windows write one; JSON has none.
 				msg = "not a trace: invalid JSON: a byte-order mark (U+FEFF) before the first value; remove it"
 			case se.ByteOffset == 0 && compressedAs(at) != "":
