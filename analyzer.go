@@ -874,17 +874,55 @@ func (a *Analyzer) lookup(id string, h uint64) int32 { return a.live.find(&a.all
 // long ago counts) and the timeline points kept, not to the events
 // replayed; but with MaxTimelinePoints 0 (the default) a point is
 // kept per memory event, so a caller that asks often on a long run should
-// set it. The returned profile is the caller's; its strings and shapes are
-// shared with the records given to the Analyzer.
+// set it, or ask Summary or LiveBytes, which build neither the timeline nor
+// the peak breakdown. The returned profile is the caller's; its strings and
+// shapes are shared with the records given to the Analyzer.
 func (a *Analyzer) Profile() *MemoryProfile {
 	p := &MemoryProfile{
-		Summary:       a.summary,
 		Timeline:      []TimelinePoint{},
 		PeakBreakdown: []LiveAllocation{},
 		ByDevice:      []DeviceMemoryStats{},
 		Anomalies:     a.anom,
 	}
+	var peakDev int32
+	p.Summary, peakDev = a.summaryNow()
+	for i := range a.devices {
+		d := &a.devices[i]
+		if !d.hasEvents {
+			continue
+		}
+		p.ByDevice = append(p.ByDevice, DeviceMemoryStats{
+			Device:          d.name,
+			CapacityBytes:   d.capacityBytes(),
+			PeakBytes:       withPool(d.peak.live, d.pool),
+			PeakTimestampNs: d.peak.ts,
+			AllocCount:      d.allocCount,
+			FreeCount:       d.freeCount,
+		})
+	}
+	slices.SortFunc(p.ByDevice, func(x, y DeviceMemoryStats) int { return cmp.Compare(x.Device, y.Device) })
+	if peakDev >= 0 {
+		p.PeakBreakdown = a.breakdown(peakDev)
+	}
+	a.mergeTimeline(p)
+	return p
+}
 
+// Summary returns the summary of the memory profile of what was replayed so
+// far: what Profile().Summary holds, at the cost of a pass over the devices,
+// without the timeline and the peak breakdown Profile builds. A program that
+// follows a trace and checks a budget after each record asks this (the peak
+// so far, PeakBytes, can rise without a new allocation: pre-existing memory
+// found at a free counts from the trace's start).
+func (a *Analyzer) Summary() MemorySummary {
+	s, _ := a.summaryNow()
+	return s
+}
+
+// summaryNow returns the summary of what was replayed so far and the index
+// of the peak device, -1 when no device had a memory event.
+func (a *Analyzer) summaryNow() (MemorySummary, int32) {
+	s := a.summary
 	peakDev := int32(-1)
 	var peakBytes uint64
 	for i := range a.devices {
@@ -893,34 +931,22 @@ func (a *Analyzer) Profile() *MemoryProfile {
 			continue
 		}
 		pb := withPool(d.peak.live, d.pool)
-		p.ByDevice = append(p.ByDevice, DeviceMemoryStats{
-			Device:          d.name,
-			CapacityBytes:   d.capacityBytes(),
-			PeakBytes:       pb,
-			PeakTimestampNs: d.peak.ts,
-			AllocCount:      d.allocCount,
-			FreeCount:       d.freeCount,
-		})
 		if peakDev < 0 || pb > peakBytes || pb == peakBytes && d.peak.seq < a.devices[peakDev].peak.seq {
 			peakDev, peakBytes = int32(i), pb
 		}
 	}
-	slices.SortFunc(p.ByDevice, func(x, y DeviceMemoryStats) int { return cmp.Compare(x.Device, y.Device) })
-
 	if peakDev >= 0 {
 		d := &a.devices[peakDev]
-		p.Summary.PeakBytes = peakBytes
-		p.Summary.PeakTimestampNs = d.peak.ts
-		p.Summary.PeakDevice = d.name
+		s.PeakBytes = peakBytes
+		s.PeakTimestampNs = d.peak.ts
+		s.PeakDevice = d.name
 		for c := range Category(NumCategories) {
 			if v := withPool(d.peak.cats[c], d.poolCats[c]); v > 0 {
-				p.Summary.PeakByCategory.Bytes[c] = v
-				p.Summary.PeakByCategory.Present = p.Summary.PeakByCategory.Present.With(c)
+				s.PeakByCategory.Bytes[c] = v
+				s.PeakByCategory.Present = s.PeakByCategory.Present.With(c)
 			}
 		}
-		p.PeakBreakdown = a.breakdown(peakDev)
 	}
-
 	if a.autogradSeen {
 		// Per device, then summed: each device's count is a non-negative
 		// byte count, the sum of their relative parts need not be.
@@ -933,11 +959,23 @@ func (a *Analyzer) Profile() *MemoryProfile {
 			}
 			sum = addSat(sum, withPool(rel, a.devices[i].poolCats[CategoryActivation]))
 		}
-		p.Summary.AutogradRetainedBytes = sum
+		s.AutogradRetainedBytes = sum
 	}
+	return s, peakDev
+}
 
-	a.mergeTimeline(p)
-	return p
+// LiveBytes returns the bytes live on device now, after the memory events
+// replayed so far: the bytes of its allocations not freed yet (pre-existing
+// memory found so far was freed when it was found), saturating as the
+// timeline's live bytes do. It is 0 for a device no memory event named, and
+// costs a map lookup: a budget check may ask it after every record.
+func (a *Analyzer) LiveBytes(device string) uint64 {
+	i, ok := a.deviceID[device]
+	if !ok {
+		return 0
+	}
+	d := &a.devices[i]
+	return withPool(d.live, d.pool)
 }
 
 // lastProfile returns the profile, as Profile does, for an Analyzer that

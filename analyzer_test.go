@@ -75,6 +75,57 @@ func TestAnalyzerSnapshots(t *testing.T) {
 	}
 }
 
+// TestAnalyzerSummaryAndLiveBytes: after every memory event, Summary is the
+// slow reference's summary of the prefix replayed so far, and LiveBytes of
+// each device is the sum of the allocations live on it, recomputed from
+// scratch (pre-existing memory found so far was freed when it was found;
+// an old device that a duplicate alloc on another device lowered has no
+// point of its own, so the timeline cannot serve as the reference). Asking
+// them changes nothing that follows.
+func TestAnalyzerSummaryAndLiveBytes(t *testing.T) {
+	for seed := range 400 {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		doc := randomDoc(r)
+		opts := Options{MaxTimelinePoints: r.IntN(4), SkipNodeMetrics: r.IntN(2) == 0}
+		a := NewAnalyzer(opts)
+		evs := feed(t, a, doc)
+		devices := []string{"cuda:0", "cuda:1", "cpu", "nowhere"}
+		empty := refAnalyze(&TraceDocument{}, opts).Summary
+		if diff := cmp.Diff(empty, a.Summary()); diff != "" {
+			t.Fatalf("seed %d, before any event: Summary differs (-want +got):\n%s", seed, diff)
+		}
+		_, liveAfter := refReplay(evs)
+		for k, ev := range evs {
+			if err := a.Add(&ev); err != nil {
+				t.Fatal(err)
+			}
+			prefix := *doc
+			prefix.Memory = evs[:k+1]
+			if diff := cmp.Diff(refAnalyze(&prefix, opts).Summary, a.Summary()); diff != "" {
+				t.Fatalf("seed %d, after event %d: Summary differs from the reference's (-want +got):\n%s", seed, k, diff)
+			}
+			for _, dev := range devices {
+				var want uint64
+				for _, al := range liveAfter[k] {
+					if al.ev.Device == dev {
+						want += al.ev.Bytes
+					}
+				}
+				if got := a.LiveBytes(dev); got != want {
+					t.Fatalf("seed %d, after event %d: LiveBytes(%q) = %d, want %d", seed, k, dev, got, want)
+				}
+			}
+		}
+		want, err := Analyze(doc, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, a.Profile()); diff != "" {
+			t.Fatalf("seed %d: Profile after the accessors differs from Analyze (-want +got):\n%s", seed, diff)
+		}
+	}
+}
+
 func TestAnalyzerErrors(t *testing.T) {
 	a := NewAnalyzer(Options{})
 	ev := MemoryEvent{TimestampNs: 10, TensorID: "a", Device: "cuda:0", Bytes: 8}
@@ -557,6 +608,12 @@ func TestZeroAnalyzer(t *testing.T) {
 	var fresh Analyzer
 	if m := fresh.NodeMetrics(nil); m == nil || len(m) != 0 {
 		t.Errorf("a zero Analyzer given nothing: node metrics %#v, want an empty map (nil means skipped)", m)
+	}
+	if s := fresh.Summary(); s != (MemorySummary{}) {
+		t.Errorf("a zero Analyzer given nothing: summary %+v, want the zero summary", s)
+	}
+	if b := fresh.LiveBytes("d"); b != 0 {
+		t.Errorf("a zero Analyzer given nothing: LiveBytes = %d, want 0", b)
 	}
 	for name, call := range map[string]func(a *Analyzer) error{
 		"Add":   func(a *Analyzer) error { return a.Add(&doc.Memory[0]) },

@@ -314,3 +314,39 @@ func BenchmarkReplay(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAnalyzerAsk: one question to an Analyzer that replayed the 1M
+// traces of BenchmarkAnalyze and BenchmarkAnalyzeSteadyGrowth with
+// MaxTimelinePoints 1000, as a program that follows a trace would ask it:
+// Summary and LiveBytes against Profile, whose cost grows with the
+// allocations live at the peak (its breakdown).
+func BenchmarkAnalyzerAsk(b *testing.B) {
+	n := benchSizes()[0]
+	for _, steady := range []bool{false, true} {
+		doc := benchDoc(b, gen.Config{Seed: 1, MemoryEvents: n, Devices: 2, Spans: n / 4, SteadyGrowth: steady})
+		a, err := replayDocument(doc, Options{MaxTimelinePoints: 1000}, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dev := doc.Memory[len(doc.Memory)-1].Device
+		for _, q := range []struct {
+			name string
+			ask  func() uint64
+		}{
+			{"Summary", func() uint64 { return a.Summary().PeakBytes }},
+			{"LiveBytes", func() uint64 { return a.LiveBytes(dev) }},
+			{"Profile", func() uint64 { return a.Profile().Summary.PeakBytes }},
+		} {
+			b.Run(fmt.Sprintf("events=%d/steady=%t/%s", n, steady, q.name), func(b *testing.B) {
+				b.ReportAllocs()
+				var sink uint64
+				for b.Loop() {
+					sink += q.ask()
+				}
+				if sink == 0 {
+					b.Fatal("every answer was 0")
+				}
+			})
+		}
+	}
+}

@@ -64,7 +64,8 @@
 // record into an Analyzer, which the one-call functions also use: there is
 // one replay. An Analyzer can also be fed by a profiler as events happen, or
 // the lines of a JSONL trace as it is written (AddJSONLine), and asked for a
-// profile at any moment. A replay in one pass needs records in the order
+// profile at any moment (or, cheaply, for the summary and a device's live
+// bytes: Summary and LiveBytes, which a budget check asks after each record). A replay in one pass needs records in the order
 // they happen (memory in time order, each span before the records that name
 // it); a record that comes too late to give the answers of the whole trace
 // is an error wrapping ErrOutOfOrder, never a different answer. The default

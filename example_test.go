@@ -143,9 +143,11 @@ func ExampleNodeMemoryMetrics() {
 	// opt        peak  1024 B, left behind  1024 B
 }
 
-// Feed events as they happen and read the profile at any moment. (Profile
-// copies the timeline kept, a point per event by default: a profiler that asks
-// often on a long run sets Options.MaxTimelinePoints.)
+// Feed events as they happen and read the answers at any moment: LiveBytes
+// and Summary after each event, as a budget check would, and the whole
+// profile at the end. (Profile copies the timeline kept, a point per event
+// by default, and builds the peak breakdown: a profiler that asks it often on
+// a long run sets Options.MaxTimelinePoints.)
 func ExampleAnalyzer() {
 	a := tracemem.NewAnalyzer(tracemem.Options{})
 	events := []tracemem.MemoryEvent{
@@ -157,13 +159,17 @@ func ExampleAnalyzer() {
 		if err := a.Add(&events[i]); err != nil {
 			log.Fatal(err)
 		}
-		p := a.Profile()
-		fmt.Printf("after event %d: live %d B, peak %d B\n", i, p.Timeline[len(p.Timeline)-1].LiveBytes, p.Summary.PeakBytes)
+		// LiveBytes and Summary are cheap; Profile builds the timeline
+		// and the peak breakdown.
+		fmt.Printf("after event %d: live %d B, peak %d B\n", i, a.LiveBytes("cuda:0"), a.Summary().PeakBytes)
 	}
+	p := a.Profile()
+	fmt.Printf("%d allocations live at the peak, %d points\n", len(p.PeakBreakdown), len(p.Timeline))
 	// Output:
 	// after event 0: live 100 B, peak 100 B
 	// after event 1: live 400 B, peak 400 B
 	// after event 2: live 100 B, peak 400 B
+	// 2 allocations live at the peak, 3 points
 }
 
 // Follow a trace as it is written, a line at a time (here from a string; a
@@ -179,8 +185,8 @@ func ExampleAnalyzer_AddJSONLine() {
 			log.Fatal(err) // e.g. line 17: memory: out of order: timestamp_ns 9 comes after 10
 		}
 		if end, ok := strings.CutPrefix(sc.Text(), `{"kind":"span_end","id":"`); ok {
-			p := a.Profile()
-			fmt.Printf("%s ended: peak %d B so far, %d allocs\n", end[:strings.IndexByte(end, '"')], p.Summary.PeakBytes, p.Summary.AllocCount)
+			s := a.Summary() // cheap: no timeline, no peak breakdown
+			fmt.Printf("%s ended: peak %d B so far, %d allocs\n", end[:strings.IndexByte(end, '"')], s.PeakBytes, s.AllocCount)
 		}
 	}
 	if err := sc.Err(); err != nil {
