@@ -1,6 +1,8 @@
-// timeline.go holds the per-device timeline points of a replay and their peak-preserving downsampling.
+// timeline.go holds the per-device timeline points of a replay, their peak-preserving downsampling, and the peak of a window of a profile's timeline.
 
 package tracemem
+
+import "sort"
 
 // point is the state of one device right after one memory event. Byte values
 // are relative to the device's pre-existing pool: the bytes that were live
@@ -105,4 +107,42 @@ func (t *timeline) at(i int) *point {
 		return &t.open
 	}
 	return &t.last
+}
+
+// PeakBetween returns the highest point of device from startNs to endNs, both
+// included, by p's timeline: a point holds the device's state until its next
+// one, so the candidates are the device's last point stamped before startNs
+// (its state when the window opens), returned with TimestampNs set to startNs,
+// and every point of the device stamped in the window. On ties the first
+// reached wins. It answers "did this step stay under its budget": a span's
+// window is StartNs to StartNs+DurationNs. ok is false, with the zero point,
+// when the device has no point at or before endNs (the window ends before the
+// device's first memory event, or the device has none) or startNs > endNs.
+//
+// The timeline must be in time order, as every profile of this package has it.
+// With Options.MaxTimelinePoints set, each point is the highest of a window of
+// points: the answer is then exact for a window that holds the device's peak,
+// and may otherwise be higher (the highest point of a window that opened
+// before startNs) or lower (one after endNs) than the device's true peak
+// between startNs and endNs. The cost is a binary search, then a scan of the
+// points in the window and of those back to the device's last one before it.
+func (p *MemoryProfile) PeakBetween(device string, startNs, endNs uint64) (pt TimelinePoint, ok bool) {
+	if startNs > endNs {
+		return TimelinePoint{}, false
+	}
+	tl := p.Timeline
+	first := sort.Search(len(tl), func(i int) bool { return tl[i].TimestampNs >= startNs })
+	for i := first - 1; i >= 0; i-- {
+		if tl[i].Device == device {
+			pt, ok = tl[i], true
+			pt.TimestampNs = startNs
+			break
+		}
+	}
+	for i := first; i < len(tl) && tl[i].TimestampNs <= endNs; i++ {
+		if tl[i].Device == device && (!ok || tl[i].LiveBytes > pt.LiveBytes) {
+			pt, ok = tl[i], true
+		}
+	}
+	return pt, ok
 }
