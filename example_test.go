@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"slices"
 	"strings"
 
@@ -92,7 +93,10 @@ func Example_peakDuringSpan() {
 	}
 	p := tracemem.AnalyzeMemory(doc)
 	for _, s := range doc.Spans {
-		end := s.StartNs + s.DurationNs
+		end, closed := s.EndNs()
+		if !closed {
+			end = math.MaxUint64 // it ends with the trace
+		}
 		peak, _ := p.PeakBetween("cuda:0", s.StartNs, end)
 		fmt.Printf("%-10s %2d-%2d ns  peak %5d B on cuda:0 at %2d ns\n", s.Name, s.StartNs, end, peak.LiveBytes, peak.TimestampNs)
 	}

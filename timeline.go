@@ -115,7 +115,8 @@ func (t *timeline) at(i int) *point {
 // (its state when the window opens), returned with TimestampNs set to startNs,
 // and every point of the device stamped in the window. On ties the first
 // reached wins. It answers "did this step stay under its budget": a span's
-// window is StartNs to StartNs+DurationNs. ok is false, with the zero point,
+// window is StartNs to its EndNs, or to math.MaxUint64 for a span that never
+// closed (the analyses end it with the trace). ok is false, with the zero point,
 // when the device has no point at or before endNs (the window ends before the
 // device's first memory event, or the device has none) or startNs > endNs.
 //
