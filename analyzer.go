@@ -214,8 +214,8 @@ type opState struct {
 
 // NewAnalyzer returns an Analyzer with the given options. Invalid options
 // make every later call that returns an error return one wrapping
-// ErrInvalidOptions; Profile then describes an empty trace, and NodeMetrics
-// has no spans.
+// ErrInvalidOptions; Profile and Summary then describe an empty trace,
+// DeviceStats and LiveBytes know no device, and NodeMetrics has no spans.
 func NewAnalyzer(opts Options) *Analyzer {
 	a := &Analyzer{
 		lastDev:  -1,
@@ -874,8 +874,8 @@ func (a *Analyzer) lookup(id string, h uint64) int32 { return a.live.find(&a.all
 // long ago counts) and the timeline points kept, not to the events
 // replayed; but with MaxTimelinePoints 0 (the default) a point is
 // kept per memory event, so a caller that asks often on a long run should
-// set it, or ask Summary or LiveBytes, which build neither the timeline nor
-// the peak breakdown. The returned profile is the caller's; its strings and
+// set it, or ask Summary, DeviceStats or LiveBytes, which build neither the
+// timeline nor the peak breakdown. The returned profile is the caller's; its strings and
 // shapes are shared with the records given to the Analyzer.
 func (a *Analyzer) Profile() *MemoryProfile {
 	p := &MemoryProfile{
@@ -887,18 +887,9 @@ func (a *Analyzer) Profile() *MemoryProfile {
 	var peakDev int32
 	p.Summary, peakDev = a.summaryNow()
 	for i := range a.devices {
-		d := &a.devices[i]
-		if !d.hasEvents {
-			continue
+		if d := &a.devices[i]; d.hasEvents {
+			p.ByDevice = append(p.ByDevice, d.stats())
 		}
-		p.ByDevice = append(p.ByDevice, DeviceMemoryStats{
-			Device:          d.name,
-			CapacityBytes:   d.capacityBytes(),
-			PeakBytes:       withPool(d.peak.live, d.pool),
-			PeakTimestampNs: d.peak.ts,
-			AllocCount:      d.allocCount,
-			FreeCount:       d.freeCount,
-		})
 	}
 	slices.SortFunc(p.ByDevice, func(x, y DeviceMemoryStats) int { return cmp.Compare(x.Device, y.Device) })
 	if peakDev >= 0 {
@@ -967,15 +958,51 @@ func (a *Analyzer) summaryNow() (MemorySummary, int32) {
 // LiveBytes returns the bytes live on device now, after the memory events
 // replayed so far: the bytes of its allocations not freed yet (pre-existing
 // memory found so far was freed when it was found), saturating as the
-// timeline's live bytes do. It is 0 for a device no memory event named, and
-// costs a map lookup: a budget check may ask it after every record.
-func (a *Analyzer) LiveBytes(device string) uint64 {
-	i, ok := a.deviceID[device]
-	if !ok {
-		return 0
+// timeline's live bytes do. ok is false, with 0, for a device that no memory
+// event changed yet (Profile's ByDevice does not list it; a misspelt name,
+// say). It costs a map lookup: a budget check may ask it after every record.
+func (a *Analyzer) LiveBytes(device string) (bytes uint64, ok bool) {
+	d := a.deviceNamed(device)
+	if d == nil {
+		return 0, false
 	}
-	d := &a.devices[i]
-	return withPool(d.live, d.pool)
+	return withPool(d.live, d.pool), true
+}
+
+// DeviceStats returns device's figures so far, the entry Profile's ByDevice
+// would have for it: its peak so far (which can rise without an event of its
+// own: pre-existing memory found at a free counts from the trace's start),
+// first reached when, its capacity and counts. ok is false, with the zero
+// value, for a device that no memory event changed yet. It costs a map
+// lookup.
+func (a *Analyzer) DeviceStats(device string) (stats DeviceMemoryStats, ok bool) {
+	d := a.deviceNamed(device)
+	if d == nil {
+		return DeviceMemoryStats{}, false
+	}
+	return d.stats(), true
+}
+
+// deviceNamed returns the state of the device of that name if a memory event
+// changed it (it has timeline points), else nil.
+func (a *Analyzer) deviceNamed(name string) *deviceState {
+	i, ok := a.deviceID[name]
+	if !ok || !a.devices[i].hasEvents {
+		return nil
+	}
+	return &a.devices[i]
+}
+
+// stats returns the device's entry of a profile's ByDevice.
+func (d *deviceState) stats() DeviceMemoryStats {
+	return DeviceMemoryStats{
+		Device:          d.name,
+		CapacityBytes:   d.capacityBytes(),
+		PeakBytes:       withPool(d.peak.live, d.pool),
+		PeakTimestampNs: d.peak.ts,
+		AllocCount:      d.allocCount,
+		FreeCount:       d.freeCount,
+	}
 }
 
 // lastProfile returns the profile, as Profile does, for an Analyzer that

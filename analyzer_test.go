@@ -76,9 +76,9 @@ func TestAnalyzerSnapshots(t *testing.T) {
 }
 
 // TestAnalyzerSummaryAndLiveBytes: after every memory event, Summary is the
-// slow reference's summary of the prefix replayed so far, and LiveBytes of
-// each device is the sum of the allocations live on it, recomputed from
-// scratch (pre-existing memory found so far was freed when it was found;
+// slow reference's summary of the prefix replayed so far, DeviceStats each
+// device's entry of its ByDevice, and LiveBytes of each device the sum of the
+// allocations live on it, recomputed from scratch (pre-existing memory found so far was freed when it was found;
 // an old device that a duplicate alloc on another device lowered has no
 // point of its own, so the timeline cannot serve as the reference). Asking
 // them changes nothing that follows.
@@ -101,7 +101,8 @@ func TestAnalyzerSummaryAndLiveBytes(t *testing.T) {
 			}
 			prefix := *doc
 			prefix.Memory = evs[:k+1]
-			if diff := cmp.Diff(refAnalyze(&prefix, opts).Summary, a.Summary()); diff != "" {
+			ref := refAnalyze(&prefix, opts)
+			if diff := cmp.Diff(ref.Summary, a.Summary()); diff != "" {
 				t.Fatalf("seed %d, after event %d: Summary differs from the reference's (-want +got):\n%s", seed, k, diff)
 			}
 			for _, dev := range devices {
@@ -111,8 +112,17 @@ func TestAnalyzerSummaryAndLiveBytes(t *testing.T) {
 						want += al.ev.Bytes
 					}
 				}
-				if got := a.LiveBytes(dev); got != want {
-					t.Fatalf("seed %d, after event %d: LiveBytes(%q) = %d, want %d", seed, k, dev, got, want)
+				// A device is known once an event changed it: ByDevice lists it.
+				at := slices.IndexFunc(ref.ByDevice, func(d DeviceMemoryStats) bool { return d.Device == dev })
+				if got, ok := a.LiveBytes(dev); got != want || ok != (at >= 0) {
+					t.Fatalf("seed %d, after event %d: LiveBytes(%q) = %d, %t; want %d, %t", seed, k, dev, got, ok, want, at >= 0)
+				}
+				var wantStats DeviceMemoryStats
+				if at >= 0 {
+					wantStats = ref.ByDevice[at]
+				}
+				if got, ok := a.DeviceStats(dev); got != wantStats || ok != (at >= 0) {
+					t.Fatalf("seed %d, after event %d: DeviceStats(%q) = %+v, %t; want %+v, %t", seed, k, dev, got, ok, wantStats, at >= 0)
 				}
 			}
 		}
@@ -496,6 +506,30 @@ func TestSaturationEdges(t *testing.T) {
 
 // TestInvalidCategory: a category just past the last is an error, not a
 // panic (Analyze's doc promises an error for one out of range).
+// TestLiveBytesSaturates: past 2⁶³ LiveBytes saturates as the timeline's
+// live bytes do (a sum that wraps would fall): after each event it equals
+// the device's point, and the last is the uint64 maximum.
+func TestLiveBytesSaturates(t *testing.T) {
+	a := NewAnalyzer(Options{})
+	evs := []MemoryEvent{
+		{TimestampNs: 1, TensorID: "pre", Device: "d", Bytes: math.MaxUint64, Action: ActionFree},
+		{TimestampNs: 2, TensorID: "a", Device: "d", Bytes: math.MaxInt64},
+		{TimestampNs: 3, TensorID: "b", Device: "d", Bytes: math.MaxInt64},
+	}
+	for i := range evs {
+		if err := a.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+		tl := a.Profile().Timeline
+		if got, _ := a.LiveBytes("d"); got != tl[len(tl)-1].LiveBytes {
+			t.Errorf("after event %d: LiveBytes = %d, the timeline's point %d", i, got, tl[len(tl)-1].LiveBytes)
+		}
+	}
+	if got, _ := a.LiveBytes("d"); got != math.MaxUint64 {
+		t.Errorf("LiveBytes = %d, want %d (saturated)", got, uint64(math.MaxUint64))
+	}
+}
+
 func TestInvalidCategory(t *testing.T) {
 	for _, c := range []Category{NumCategories, NumCategories + 1, 255} {
 		doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "a", Device: "d", Bytes: 1, Category: c}}}
@@ -612,8 +646,11 @@ func TestZeroAnalyzer(t *testing.T) {
 	if s := fresh.Summary(); s != (MemorySummary{}) {
 		t.Errorf("a zero Analyzer given nothing: summary %+v, want the zero summary", s)
 	}
-	if b := fresh.LiveBytes("d"); b != 0 {
-		t.Errorf("a zero Analyzer given nothing: LiveBytes = %d, want 0", b)
+	if b, ok := fresh.LiveBytes("d"); b != 0 || ok {
+		t.Errorf("a zero Analyzer given nothing: LiveBytes = %d, %t; want 0, false", b, ok)
+	}
+	if s, ok := fresh.DeviceStats("d"); s != (DeviceMemoryStats{}) || ok {
+		t.Errorf("a zero Analyzer given nothing: DeviceStats = %+v, %t; want the zero value, false", s, ok)
 	}
 	for name, call := range map[string]func(a *Analyzer) error{
 		"Add":   func(a *Analyzer) error { return a.Add(&doc.Memory[0]) },

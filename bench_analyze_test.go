@@ -318,7 +318,7 @@ func BenchmarkReplay(b *testing.B) {
 // BenchmarkAnalyzerAsk: one question to an Analyzer that replayed the 1M
 // traces of BenchmarkAnalyze and BenchmarkAnalyzeSteadyGrowth with
 // MaxTimelinePoints 1000, as a program that follows a trace would ask it:
-// Summary and LiveBytes against Profile, whose cost grows with the
+// Summary, LiveBytes and DeviceStats against Profile, whose cost grows with the
 // allocations live at the peak (its breakdown).
 func BenchmarkAnalyzerAsk(b *testing.B) {
 	n := benchSizes()[0]
@@ -334,7 +334,8 @@ func BenchmarkAnalyzerAsk(b *testing.B) {
 			ask  func() uint64
 		}{
 			{"Summary", func() uint64 { return a.Summary().PeakBytes }},
-			{"LiveBytes", func() uint64 { return a.LiveBytes(dev) }},
+			{"LiveBytes", func() uint64 { b, _ := a.LiveBytes(dev); return b }},
+			{"DeviceStats", func() uint64 { s, _ := a.DeviceStats(dev); return s.PeakBytes }},
 			{"Profile", func() uint64 { return a.Profile().Summary.PeakBytes }},
 		} {
 			b.Run(fmt.Sprintf("events=%d/steady=%t/%s", n, steady, q.name), func(b *testing.B) {

@@ -51,7 +51,9 @@
 //
 // AnalyzeMemory and Analyze replay a document's memory events into a
 // MemoryProfile: a timeline per device, the peak and what was live at it,
-// per-device figures and the events that do not pair up. NodeMemoryMetrics
+// per-device figures and the events that do not pair up; its PeakBetween
+// gives a device's peak within a window of time (a training step's span,
+// say). NodeMemoryMetrics
 // attributes memory to every span and op of the call tree. The rules follow
 // the TensorFlow Memory Profile and PyTorch's memory timeline; Analyze and
 // NodeMemoryMetrics spell them out. Validate reports what the analyses work
@@ -64,8 +66,9 @@
 // record into an Analyzer, which the one-call functions also use: there is
 // one replay. An Analyzer can also be fed by a profiler as events happen, or
 // the lines of a JSONL trace as it is written (AddJSONLine), and asked for a
-// profile at any moment (or, cheaply, for the summary and a device's live
-// bytes: Summary and LiveBytes, which a budget check asks after each record). A replay in one pass needs records in the order
+// profile at any moment, or, cheaply, for the summary, a device's figures
+// and its live bytes (Summary, DeviceStats, LiveBytes: what a budget check
+// asks after each record). A replay in one pass needs records in the order
 // they happen (memory in time order, each span before the records that name
 // it); a record that comes too late to give the answers of the whole trace
 // is an error wrapping ErrOutOfOrder, never a different answer. The default
@@ -98,7 +101,8 @@
 // Analyze, AnalyzeMemory, NodeMemoryMetrics, NewSpanTree (and the tree it
 // returns), Validate, WriteJSON and WriteJSONL only read the document (and
 // NodeMemoryMetrics its map): any number of them may run on one document at
-// once, from any goroutines, while nothing changes it. The functions keep no shared state: the readers,
+// once, from any goroutines, while nothing changes it; so may PeakBetween on
+// one profile. The functions keep no shared state: the readers,
 // AnalyzeStream and the others may run at once on separate inputs. An
 // Analyzer is for one goroutine at a time, but separate Analyzers may be
 // used from separate goroutines. A document passed to any of them must not

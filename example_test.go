@@ -136,7 +136,7 @@ func ExampleNodeMemoryMetrics() {
 }
 
 // Feed events as they happen and read the answers at any moment: LiveBytes
-// and Summary after each event, as a budget check would, and the whole
+// and Summary (or DeviceStats) after each event, as a budget check would, and the whole
 // profile at the end. (Profile copies the timeline kept, a point per event
 // by default, and builds the peak breakdown: a profiler that asks it often on
 // a long run sets Options.MaxTimelinePoints.)
@@ -151,9 +151,10 @@ func ExampleAnalyzer() {
 		if err := a.Add(&events[i]); err != nil {
 			log.Fatal(err)
 		}
-		// LiveBytes and Summary are cheap; Profile builds the timeline
-		// and the peak breakdown.
-		fmt.Printf("after event %d: live %d B, peak %d B\n", i, a.LiveBytes("cuda:0"), a.Summary().PeakBytes)
+		// LiveBytes, DeviceStats and Summary are cheap; Profile builds
+		// the timeline and the peak breakdown.
+		live, _ := a.LiveBytes("cuda:0")
+		fmt.Printf("after event %d: live %d B, peak %d B\n", i, live, a.Summary().PeakBytes)
 	}
 	p := a.Profile()
 	fmt.Printf("%d allocations live at the peak, %d points\n", len(p.PeakBreakdown), len(p.Timeline))

@@ -116,17 +116,23 @@ func (t *timeline) at(i int) *point {
 // and every point of the device stamped in the window. On ties the first
 // reached wins. It answers "did this step stay under its budget": a span's
 // window is StartNs to its EndNs, or to math.MaxUint64 for a span that never
-// closed (the analyses end it with the trace). ok is false, with the zero point,
-// when the device has no point at or before endNs (the window ends before the
-// device's first memory event, or the device has none) or startNs > endNs.
+// closed (the analyses end it with the trace). ok is false, with the zero
+// point, when the timeline has no point of the device at or before endNs, or
+// startNs > endNs.
 //
-// The timeline must be in time order, as every profile of this package has it.
-// With Options.MaxTimelinePoints set, each point is the highest of a window of
-// points: the answer is then exact for a window that holds the device's peak,
-// and may otherwise be higher (the highest point of a window that opened
-// before startNs) or lower (one after endNs) than the device's true peak
-// between startNs and endNs. The cost is a binary search, then a scan of the
-// points in the window and of those back to the device's last one before it.
+// The timeline must be in time order, as every profile of this package has
+// it. With the full timeline (Options.MaxTimelinePoints 0) the answer is the
+// device's true peak in the window but in one case: a duplicate alloc of a
+// tensor live on another device lowers that device without a point of its
+// own (see Analyze), so its state when a window opens after that may be
+// given higher than it was. With MaxTimelinePoints set, each point kept is
+// the highest of a window of points: the answer is then exact for a window
+// that holds the device's peak, and may otherwise be higher (the highest
+// point of a window that opened before startNs) or lower (one after endNs)
+// than the device's true peak between startNs and endNs, and ok may be false
+// for a window before the device's first point kept. The cost is a binary
+// search, then a scan of the points in the window and of those back to the
+// device's last one before it (to the timeline's start when it has none).
 func (p *MemoryProfile) PeakBetween(device string, startNs, endNs uint64) (pt TimelinePoint, ok bool) {
 	if startNs > endNs {
 		return TimelinePoint{}, false
