@@ -324,5 +324,12 @@ func FuzzAnalyzeReference(f *testing.F) {
 		if diff := cmp.Diff(refNodeMetrics(doc, nil), NodeMemoryMetrics(doc, nil)); diff != "" {
 			t.Fatalf("node metrics differ from the reference (-want +got):\n%s", diff)
 		}
+		// Windows from the events' own times, an instant around each end.
+		var windows [][2]uint64
+		for i := 0; i+1 < len(doc.Memory) && len(windows) < 8; i += 2 {
+			a, b := doc.Memory[i].TimestampNs, doc.Memory[i+1].TimestampNs
+			windows = append(windows, [2]uint64{a, b}, [2]uint64{a + 1, b - min(b, 1)})
+		}
+		checkPeakBetween(t, doc, got, windows)
 	})
 }

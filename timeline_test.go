@@ -83,13 +83,9 @@ func refPeakBetween(tl []TimelinePoint, dev string, start, end uint64) (Timeline
 	return best, ok
 }
 
-// TestPeakBetweenRandom: on random traces, PeakBetween equals a scan of every
-// point for random windows; with the full timeline, the peak of the device's
-// state recomputed from scratch (but for the documented exception); over the
-// whole trace, and over any window that holds a device's peak (downsampled
-// or not), the device's peak.
+// TestPeakBetweenRandom: PeakBetween on random traces and windows, by
+// checkPeakBetween.
 func TestPeakBetweenRandom(t *testing.T) {
-	devices := []string{"cuda:0", "cuda:1", "cpu", "nowhere"}
 	for seed := range 500 {
 		r := rand.New(rand.NewPCG(uint64(seed), 17))
 		doc := randomDoc(r)
@@ -98,34 +94,58 @@ func TestPeakBetweenRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 20 {
-			dev := devices[r.IntN(len(devices))]
-			start, end := uint64(r.IntN(90)), uint64(r.IntN(90))
-			got, ok := p.PeakBetween(dev, start, end)
-			want, wantOK := refPeakBetween(p.Timeline, dev, start, end)
+		windows := make([][2]uint64, 20)
+		for i := range windows {
+			windows[i] = [2]uint64{uint64(r.IntN(90)), uint64(r.IntN(90))}
+		}
+		t.Run("", func(t *testing.T) { checkPeakBetween(t, doc, p, windows) })
+		if t.Failed() {
+			t.Fatalf("seed %d", seed)
+		}
+	}
+}
+
+// checkPeakBetween checks p.PeakBetween, p a profile of doc, on each device
+// of doc (and one it does not name) for each window: it equals a scan of
+// every point of p; with the full timeline, the peak of the device's state
+// recomputed from scratch (but for the documented exception, a duplicate
+// alloc across devices); and over the whole trace and any window that holds
+// a device's peak (downsampled or not), the device's peak.
+func checkPeakBetween(t *testing.T, doc *TraceDocument, p *MemoryProfile, windows [][2]uint64) {
+	t.Helper()
+	devices := []string{"no such device"}
+	for _, d := range p.ByDevice {
+		devices = append(devices, d.Device)
+	}
+	var full *MemoryProfile // a point per event
+	var evs []refEvent
+	var liveAfter [][]refAllocation
+	if !duplicateAcrossDevices(doc) {
+		full = AnalyzeMemory(doc)
+		evs, liveAfter = refReplay(refSorted(doc))
+	}
+	for _, dev := range devices {
+		for _, w := range windows {
+			got, ok := p.PeakBetween(dev, w[0], w[1])
+			want, wantOK := refPeakBetween(p.Timeline, dev, w[0], w[1])
 			if ok != wantOK || got != want {
-				t.Fatalf("seed %d: PeakBetween(%q, %d, %d) = %+v, %t; a scan of every point gives %+v, %t", seed, dev, start, end, got, ok, want, wantOK)
+				t.Fatalf("PeakBetween(%q, %d, %d) = %+v, %t; a scan of every point gives %+v, %t", dev, w[0], w[1], got, ok, want, wantOK)
+			}
+			if full == nil {
+				continue
+			}
+			got, ok = full.PeakBetween(dev, w[0], w[1])
+			want, wantOK = refTruePeak(evs, liveAfter, dev, w[0], w[1])
+			if ok != wantOK || got.LiveBytes != want.LiveBytes || got.TimestampNs != want.TimestampNs {
+				t.Fatalf("full timeline: PeakBetween(%q, %d, %d) = %d B at %d ns, %t; the device's state recomputed from scratch peaks at %d B at %d ns, %t", dev, w[0], w[1], got.LiveBytes, got.TimestampNs, ok, want.LiveBytes, want.TimestampNs, wantOK)
 			}
 		}
-		if !duplicateAcrossDevices(doc) {
-			full := AnalyzeMemory(doc) // a point per event
-			evs, liveAfter := refReplay(refSorted(doc))
-			for range 20 {
-				dev := devices[r.IntN(len(devices))]
-				start, end := uint64(r.IntN(90)), uint64(r.IntN(90))
-				got, ok := full.PeakBetween(dev, start, end)
-				want, wantOK := refTruePeak(evs, liveAfter, dev, start, end)
-				if ok != wantOK || got.LiveBytes != want.LiveBytes || got.TimestampNs != want.TimestampNs {
-					t.Fatalf("seed %d: PeakBetween(%q, %d, %d) = %d B at %d ns, %t; the device's state recomputed from scratch peaks at %d B at %d ns, %t", seed, dev, start, end, got.LiveBytes, got.TimestampNs, ok, want.LiveBytes, want.TimestampNs, wantOK)
-				}
-			}
-		}
-		for _, d := range p.ByDevice {
-			for _, w := range [][2]uint64{{0, math.MaxUint64}, {d.PeakTimestampNs, d.PeakTimestampNs}, {d.PeakTimestampNs - min(d.PeakTimestampNs, 3), d.PeakTimestampNs + 3}} {
-				got, ok := p.PeakBetween(d.Device, w[0], w[1])
-				if !ok || got.LiveBytes != d.PeakBytes || got.TimestampNs != d.PeakTimestampNs {
-					t.Fatalf("seed %d, %s, window %v: PeakBetween = %+v, %t; want the device's peak, %d B at %d ns", seed, d.Device, w, got, ok, d.PeakBytes, d.PeakTimestampNs)
-				}
+	}
+	for _, d := range p.ByDevice {
+		for _, w := range [][2]uint64{{0, math.MaxUint64}, {d.PeakTimestampNs, d.PeakTimestampNs}, {d.PeakTimestampNs - min(d.PeakTimestampNs, 3), d.PeakTimestampNs + 3}} {
+			got, ok := p.PeakBetween(d.Device, w[0], w[1])
+			if !ok || got.LiveBytes != d.PeakBytes || got.TimestampNs != d.PeakTimestampNs {
+				t.Fatalf("%s, window %v: PeakBetween = %+v, %t; want the device's peak, %d B at %d ns", d.Device, w, got, ok, d.PeakBytes, d.PeakTimestampNs)
 			}
 		}
 	}
