@@ -193,8 +193,10 @@ func AnalyzeMemory(doc *TraceDocument) *MemoryProfile {
 // points before it are cut into consecutive windows of w points, w the
 // smallest power of two with n−1 ≤ (m−1)·w, each represented by its highest
 // point (the first one on ties). Time order is kept; every device peak, so
-// the global peak, survives exactly; and so does the state each device ends
-// in, which the highest point of the last window would overstate.
+// the global peak, survives exactly; and so does each device's last point,
+// the state it ends in (but after a duplicate alloc across devices, which
+// lowers a device without a point), which the highest point of the last
+// window would overstate.
 //
 // Analyze returns an error for invalid options (wrapping ErrInvalidOptions),
 // and for an event whose action or category is out of range (matching

@@ -122,10 +122,13 @@ func (t *timeline) at(i int) *point {
 //
 // The timeline must be in time order, as every profile of this package has
 // it. With the full timeline (Options.MaxTimelinePoints 0) the answer is the
-// device's true peak in the window but in one case: a duplicate alloc of a
+// device's true peak in the window but in two cases, both from Analyze's
+// rules for points: a device has no state before its first point, so
+// pre-existing memory that its first events free, live from the trace's
+// start, is in no answer (as it is in no point); and a duplicate alloc of a
 // tensor live on another device lowers that device without a point of its
-// own (see Analyze), so its state when a window opens after that may be
-// given higher than it was. With MaxTimelinePoints set, each point kept is
+// own, so its state when a window opens after that may be given higher than
+// it was. With MaxTimelinePoints set, each point kept is
 // the highest of a window of points: the answer is then exact for a window
 // that holds the device's peak, and may otherwise be higher (the highest
 // point of a window that opened before startNs) or lower (one after endNs)

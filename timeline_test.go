@@ -203,6 +203,36 @@ func refTruePeak(evs []refEvent, liveAfter [][]refAllocation, dev string, start,
 	return best, ok
 }
 
+// TestPeakBetweenBeforeFirstPoint: the other exception PeakBetween's doc
+// names. cuda:0's first event frees 1000 B of pre-existing memory at 5 ns:
+// they were live from the trace's start, but no point shows them (Analyze's
+// rule: a device's points come after its events), so neither does
+// PeakBetween.
+func TestPeakBetweenBeforeFirstPoint(t *testing.T) {
+	doc := &TraceDocument{Memory: []MemoryEvent{
+		{TimestampNs: 5, TensorID: "w", Device: "cuda:0", Bytes: 1000, Action: ActionFree},
+		{TimestampNs: 10, TensorID: "a", Device: "cuda:0", Bytes: 300},
+	}}
+	p := AnalyzeMemory(doc)
+	if p.Summary.PreexistingBytes != 1000 {
+		t.Fatalf("PreexistingBytes = %d, want 1000", p.Summary.PreexistingBytes)
+	}
+	for _, tc := range []struct {
+		start, end uint64
+		live, at   uint64
+		ok         bool
+	}{
+		{0, 4, 0, 0, false}, // before the first point: no state
+		{0, 5, 0, 5, true},  // the first point, after the free
+		{6, 20, 300, 10, true},
+	} {
+		got, ok := p.PeakBetween("cuda:0", tc.start, tc.end)
+		if ok != tc.ok || got.LiveBytes != tc.live || got.TimestampNs != tc.at {
+			t.Errorf("PeakBetween(cuda:0, %d, %d) = %d B at %d ns, %t; want %d B at %d ns, %t, as its doc says", tc.start, tc.end, got.LiveBytes, got.TimestampNs, ok, tc.live, tc.at, tc.ok)
+		}
+	}
+}
+
 // TestPeakBetweenDuplicateAcrossDevices: the exception PeakBetween's doc
 // names. A duplicate alloc of x on cuda:1 lowers cuda:0 to 0 B at 2 ns
 // without a point, so cuda:0's state when a window opens at 5 ns is given
