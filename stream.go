@@ -115,6 +115,10 @@ func (a *Analyzer) feedLine(dec *recordDecoder, kind recordKind) error {
 // refused as truncated, and its rest would be taken for the next line). The
 // input is not decompressed (gzip is the caller's).
 //
+// Lines may be mixed with records given by the other methods (Add, AddSpan,
+// ...), before the first line or between lines, in the order the Analyzer
+// needs: the rules of lines below (meta first, and once) count lines only.
+//
 // It reads JSONL only: where AnalyzeStream tells the format from the first
 // object, AddJSONLine takes every line for a record, so input of another
 // form is refused by the rules of records (a first line without kind is

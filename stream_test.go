@@ -1199,6 +1199,25 @@ func TestAddJSONLineEdges(t *testing.T) {
 			t.Errorf("span named by a record added with Add: %v, want %q", err, want)
 		}
 	})
+	t.Run("records added directly before the first line", func(t *testing.T) {
+		// The meta rule is a rule of lines: Go records may come first.
+		a := NewAnalyzer(Options{})
+		if err := a.Add(&MemoryEvent{TimestampNs: 0, TensorID: "g", Device: "cuda:0", Bytes: 8}); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range []string{streamMeta, span, alloc} {
+			if err := a.AddJSONLine([]byte(l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s := a.Summary(); s.AllocCount != 2 || s.PeakBytes != 12 {
+			t.Errorf("summary %+v, want 2 allocs and a peak of 12 B", s)
+		}
+		late := strings.Replace(alloc, `"timestamp_ns":1`, `"timestamp_ns":0`, 1)
+		if err := a.AddJSONLine([]byte(late)); err == nil || !strings.HasPrefix(err.Error(), "line 4: memory: out of order") {
+			t.Errorf("a line back in time after Go records: %v, want an out-of-order error naming line 4", err)
+		}
+	})
 	t.Run("invalid options", func(t *testing.T) {
 		a := NewAnalyzer(Options{MaxTimelinePoints: -1})
 		if err := a.AddJSONLine([]byte(streamMeta)); !errors.Is(err, ErrInvalidOptions) {
