@@ -14,7 +14,8 @@ import (
 // Options tunes an analysis. The zero value is the default.
 type Options struct {
 	// MaxTimelinePoints bounds the timeline points kept per device; 0 keeps
-	// one point per memory event. See Analyze for the downsampling rule.
+	// one point per memory event, and a negative bound is invalid (the one
+	// invalid option). See Analyze for the downsampling rule.
 	MaxTimelinePoints int
 
 	// SkipNodeMetrics drops the per-span and per-op bookkeeping of node
