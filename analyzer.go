@@ -871,11 +871,11 @@ func (a *Analyzer) lookup(id string, h uint64) int32 { return a.live.find(&a.all
 // Profile returns the memory profile of what was replayed so far. It may be
 // called at any time; the Analyzer goes on afterwards. It costs time in
 // proportion to the most allocations live at once so far (a burst of them
-// long ago counts) and the timeline points kept, not to the events
-// replayed; but with MaxTimelinePoints 0 (the default) a point is
-// kept per memory event, so a caller that asks often on a long run should
-// set it, or ask Summary, DeviceStats or LiveBytes, which build neither the
-// timeline nor the peak breakdown. The returned profile is the caller's; its strings and
+// long ago counts) and the timeline points kept, not to the events replayed;
+// but with MaxTimelinePoints 0 (the default) a point is kept per memory
+// event, so a caller that asks often on a long run should set it, or ask
+// Summary, DeviceStats or LiveBytes, which build neither the timeline nor the
+// peak breakdown. The returned profile is the caller's; its strings and
 // shapes are shared with the records given to the Analyzer.
 func (a *Analyzer) Profile() *MemoryProfile {
 	p := &MemoryProfile{

@@ -53,14 +53,13 @@
 // MemoryProfile: a timeline per device, the peak and what was live at it,
 // per-device figures and the events that do not pair up; its PeakBetween
 // gives a device's peak within a window of time (a training step's span,
-// say). NodeMemoryMetrics
-// attributes memory to every span and op of the call tree. The rules follow
-// the TensorFlow Memory Profile and PyTorch's memory timeline; Analyze and
-// NodeMemoryMetrics spell them out. Validate reports what the analyses work
-// around in a document (span cycles, duplicate span ids, span ids that are
-// also op node ids). A SpanTree finds spans by id and gives each span's path
-// from its root by the same rules: the module path of an allocation at the
-// peak, say.
+// say). NodeMemoryMetrics attributes memory to every span and op of the call
+// tree. The rules follow the TensorFlow Memory Profile and PyTorch's memory
+// timeline; Analyze and NodeMemoryMetrics spell them out. Validate reports
+// what the analyses work around in a document (span cycles, duplicate span
+// ids, span ids that are also op node ids). A SpanTree finds spans by id and
+// gives each span's path from its root by the same rules: the module path of
+// an allocation at the peak, say.
 //
 // For traces larger than memory, AnalyzeStream reads a JSONL trace record by
 // record into an Analyzer, which the one-call functions also use: there is

@@ -112,30 +112,30 @@ func (t *timeline) at(i int) *point {
 // PeakBetween returns the highest point of device from startNs to endNs, both
 // included, by p's timeline: a point holds the device's state until its next
 // one, so the candidates are the device's last point stamped before startNs
-// (its state when the window opens), returned with TimestampNs set to startNs,
-// and every point of the device stamped in the window. On ties the first
-// reached wins. It answers "did this step stay under its budget": a span's
-// window is StartNs to its EndNs, or to math.MaxUint64 for a span that never
-// closed (the analyses end it with the trace). ok is false, with the zero
-// point, when the timeline has no point of the device at or before endNs, or
-// startNs > endNs.
+// (its state when the window opens), returned with TimestampNs set to
+// startNs, and every point of the device stamped in the window. On ties the
+// first reached wins. It answers "did this step stay under its budget": a
+// span's window is StartNs to its EndNs, or to math.MaxUint64 for a span that
+// never closed (the analyses end it with the trace). ok is false, with the
+// zero point, when the timeline has no point of the device at or before
+// endNs, or startNs > endNs.
 //
 // The timeline must be in time order, as every profile of this package has
 // it. With the full timeline (Options.MaxTimelinePoints 0) the answer is the
 // device's true peak in the window but in two cases, both from Analyze's
 // rules for points: a device has no state before its first point, so
-// pre-existing memory that its first events free, live from the trace's
+// pre-existing memory that its first event frees, live from the trace's
 // start, is in no answer (as it is in no point); and a duplicate alloc of a
 // tensor live on another device lowers that device without a point of its
 // own, so its state when a window opens after that may be given higher than
-// it was. With MaxTimelinePoints set, each point kept is
-// the highest of a window of points: the answer is then exact for a window
-// that holds the device's peak, and may otherwise be higher (the highest
-// point of a window that opened before startNs) or lower (one after endNs)
-// than the device's true peak between startNs and endNs, and ok may be false
-// for a window before the device's first point kept. The cost is a binary
-// search, then a scan of the points in the window and of those back to the
-// device's last one before it (to the timeline's start when it has none).
+// it was. With MaxTimelinePoints set, each point kept is the highest of a
+// window of points: the answer is then exact for a window that holds the
+// device's peak, and may otherwise be higher (the highest point of a window
+// that opened before startNs) or lower (one after endNs) than the device's
+// true peak between startNs and endNs, and ok may be false for a window
+// before the device's first point kept. The cost is a binary search, then a
+// scan of the points in the window and of those back to the device's last one
+// before it (to the timeline's start when it has none).
 func (p *MemoryProfile) PeakBetween(device string, startNs, endNs uint64) (pt TimelinePoint, ok bool) {
 	if startNs > endNs {
 		return TimelinePoint{}, false
