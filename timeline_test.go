@@ -1,4 +1,4 @@
-// timeline_test.go tests MemoryProfile.PeakBetween against hand-made timelines and a linear scan of random profiles.
+// timeline_test.go tests MemoryProfile.PeakBetween on hand-made timelines, and on random profiles against a scan of every point and the devices' state recomputed from scratch.
 
 package tracemem
 
@@ -8,6 +8,7 @@ import (
 	"testing"
 )
 
+// TestPeakBetween: the window rules on a hand-made timeline of two devices.
 func TestPeakBetween(t *testing.T) {
 	pt := func(ts uint64, dev string, live uint64) TimelinePoint {
 		return TimelinePoint{TimestampNs: ts, Device: dev, LiveBytes: live, HeapBytes: live}
