@@ -318,8 +318,8 @@ func BenchmarkReplay(b *testing.B) {
 // BenchmarkAnalyzerAsk: one question to an Analyzer that replayed the 1M
 // traces of BenchmarkAnalyze and BenchmarkAnalyzeSteadyGrowth with
 // MaxTimelinePoints 1000, as a program that follows a trace would ask it:
-// Summary, LiveBytes and DeviceStats against Profile, whose cost grows with the
-// allocations live at the peak (its breakdown).
+// Summary, LiveBytes and DeviceStats against Profile, whose cost grows with
+// the allocations live at the peak (its breakdown).
 func BenchmarkAnalyzerAsk(b *testing.B) {
 	n := benchSizes()[0]
 	for _, steady := range []bool{false, true} {

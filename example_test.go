@@ -136,10 +136,10 @@ func ExampleNodeMemoryMetrics() {
 }
 
 // Feed events as they happen and read the answers at any moment: LiveBytes
-// and Summary (or DeviceStats) after each event, as a budget check would, and the whole
-// profile at the end. (Profile copies the timeline kept, a point per event
-// by default, and builds the peak breakdown: a profiler that asks it often on
-// a long run sets Options.MaxTimelinePoints.)
+// and Summary (or DeviceStats) after each event, as a budget check would,
+// and the whole profile at the end. (Profile copies the timeline kept, a
+// point per event by default, and builds the peak breakdown: a profiler
+// that asks it often on a long run sets Options.MaxTimelinePoints.)
 func ExampleAnalyzer() {
 	a := tracemem.NewAnalyzer(tracemem.Options{})
 	events := []tracemem.MemoryEvent{
