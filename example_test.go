@@ -83,10 +83,10 @@ func ExampleSpanTree() {
 	// w    4096 B  train_step
 }
 
-// The peak of a device during a span (a training step in a trace of several,
-// say): its live bytes when the span starts or at any point until it ends,
-// which is what a test asks of a step's budget.
-func Example_peakDuringSpan() {
+// The peak of a device during each span (a training step in a trace of
+// several, say): its live bytes when the span starts or at any point until
+// it ends, which is what a test asks of a step's budget.
+func ExampleMemoryProfile_PeakBetween() {
 	doc, err := tracemem.ReadTrace(strings.NewReader(exampleTrace))
 	if err != nil {
 		log.Fatal(err)
