@@ -4,7 +4,9 @@ package tracemem_test
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -174,12 +176,17 @@ func ExampleAnalyzer_AddJSONLine() {
 	sc := bufio.NewScanner(strings.NewReader(exampleTrace))
 	sc.Buffer(nil, 64<<20) // records can be longer than the 64 KiB default
 	for sc.Scan() {
-		if err := a.AddJSONLine(sc.Bytes()); err != nil {
+		line := sc.Bytes()
+		if err := a.AddJSONLine(line); err != nil {
 			log.Fatal(err) // e.g. line 17: memory: out of order: timestamp_ns 9 comes after 10
 		}
-		if end, ok := strings.CutPrefix(sc.Text(), `{"kind":"span_end","id":"`); ok {
+		// The line is a valid record: read a span's end from it again (if
+		// it may be one: most lines are memory events), whatever its
+		// spacing and the order of its members.
+		var rec struct{ Kind, ID string }
+		if bytes.Contains(line, []byte(`"span_end"`)) && json.Unmarshal(line, &rec) == nil && rec.Kind == "span_end" {
 			s := a.Summary() // cheap: no timeline, no peak breakdown
-			fmt.Printf("%s ended: peak %d B so far, %d allocs\n", end[:strings.IndexByte(end, '"')], s.PeakBytes, s.AllocCount)
+			fmt.Printf("%s ended: peak %d B so far, %d allocs\n", rec.ID, s.PeakBytes, s.AllocCount)
 		}
 	}
 	if err := sc.Err(); err != nil {
