@@ -155,9 +155,8 @@ func (s *lineScanner) end(i int) int {
 
 // endsLine reports whether b[i] ends the line: at its end, its LF, the CR
 // before it or a CR that is its last byte (a CR elsewhere is a character
-// like any other). A
-// literal or number cut there is a record cut short, as a string is, the
-// same whether the line is given with its newline or without.
+// like any other). A literal or number cut there is a record cut short, as a
+// string is, the same whether the line is given with its newline or without.
 func (s *lineScanner) endsLine(i int) bool {
 	b := s.b
 	return i >= len(b) || b[i] == '\n' || b[i] == '\r' && (i+1 == len(b) || b[i+1] == '\n')
