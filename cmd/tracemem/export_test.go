@@ -140,6 +140,11 @@ func TestExportPprof(t *testing.T) {
 		if s.Value[1] != int64(a.Bytes) || s.Label["dtype"][0] != a.DType || s.Label["category"][0] != a.Category.String() {
 			t.Errorf("tensor %s: value %d dtype %v category %v, want %d %s %s", a.TensorID, s.Value[1], s.Label["dtype"], s.Label["category"], a.Bytes, a.DType, a.Category)
 		}
+		// The size as a numeric label, as Go's heap profiles give it, for
+		// pprof's -tags and -tagfocus=bytes=...
+		if !slices.Equal(s.NumLabel["bytes"], []int64{int64(a.Bytes)}) || !slices.Equal(s.NumUnit["bytes"], []string{"bytes"}) {
+			t.Errorf("tensor %s: numeric label bytes %v (unit %v), want [%d] in bytes", a.TensorID, s.NumLabel["bytes"], s.NumUnit["bytes"], a.Bytes)
+		}
 	}
 }
 
@@ -1018,6 +1023,11 @@ func TestPprofPreexistingCategories(t *testing.T) {
 	for _, s := range prof.Sample {
 		got[strings.Join(s.Label["category"], ",")] += s.Value[1]
 		total += s.Value[1]
+		// A sample of pre-existing memory sums allocations of unknown sizes:
+		// it has no object, so no size either.
+		if _, ok := s.Label["tensor_id"]; !ok && (s.Value[0] != 0 || len(s.NumLabel) != 0) {
+			t.Errorf("pre-existing sample %v: %d objects, numeric labels %v; want 0 and none", s.Label, s.Value[0], s.NumLabel)
+		}
 	}
 	want := map[string]int64{}
 	for c, b := range p.Summary.PeakByCategory.All() {

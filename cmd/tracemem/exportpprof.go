@@ -41,7 +41,9 @@ func opNamesSpan(t *trace, id, op string) bool {
 // has one) as the leaf, unless that is the span's own name (opNamesSpan),
 // which would name it twice; labels give its tensor id,
 // dtype, category and device (those that are not empty, which pprof cannot
-// hold: PyTorch traces have no dtype). The frames "[no span]", "…" and
+// hold: PyTorch traces have no dtype), and the numeric label bytes its size,
+// as in Go's heap profiles (pprof's -tags lists the sizes, and
+// -tagfocus=bytes=100MB: keeps the allocations of 100 MB or more). The frames "[no span]", "…" and
 // "[pre-existing]" (the constants above) are functions of their own, apart
 // from a span of the same name. Pre-existing memory live at the peak (peak
 // bytes minus the breakdown) is under the frame "[pre-existing]", one sample
