@@ -36,23 +36,24 @@ func opNamesSpan(t *trace, id, op string) bool {
 
 // buildPprof returns the memory live at the global peak as a profile with
 // sample types inuse_objects/count and inuse_space/bytes (the default). Each
-// allocation of the peak breakdown is one sample of one object whose stack is
-// its span path from the root to the allocating span, with its op name (when it
-// has one) as the leaf, unless that is the span's own name (opNamesSpan),
-// which would name it twice; labels give its tensor id,
+// allocation of the peak breakdown is one sample of one object whose stack
+// is its span path from the root to the allocating span, with its op name
+// (when it has one) as the leaf, unless that is the span's own name
+// (opNamesSpan), which would name it twice; labels give its tensor id,
 // dtype, category and device (those that are not empty, which pprof cannot
 // hold: PyTorch traces have no dtype), and the numeric label bytes its size,
 // as in Go's heap profiles (pprof's -tags lists the sizes, and
-// -tagfocus=bytes=100MB: keeps the allocations of 100 MB or more). The frames "[no span]", "…" and
-// "[pre-existing]" (the constants above) are functions of their own, apart
-// from a span of the same name. Pre-existing memory live at the peak (peak
-// bytes minus the breakdown) is under the frame "[pre-existing]", one sample
-// of 0 objects per category (the peak's bytes of the category minus the
+// -tagfocus=bytes=100MB: keeps the allocations of 100 MiB or more: pprof's
+// MB is 2²⁰ bytes). The frames "[no span]", "…" and "[pre-existing]" (the
+// constants above) are functions of their own, apart from a span of the same
+// name. Pre-existing memory live at the peak (peak bytes minus the
+// breakdown) is under the frame "[pre-existing]", one sample of 0 objects
+// and no size label per category (the peak's bytes of the category minus the
 // breakdown's), so the profile's inuse_space total is the peak and its
 // category labels add up to the peak by category. Values above the largest
 // int64 are clamped. Functions have a Name and no SystemName: pprof takes a
-// function whose SystemName is its Name for one still to demangle, and
-// cuts what lies between <> and () out of a name that looks like C++
+// function whose SystemName is its Name for one still to demangle, and cuts
+// what lies between <> and () out of a name that looks like C++
 // (Linear<f32>::forward(x) became Linear::forward, <lambda> nothing).
 func buildPprof(t *trace) (*profile.Profile, error) {
 	p := t.profile
