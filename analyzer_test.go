@@ -77,11 +77,11 @@ func TestAnalyzerSnapshots(t *testing.T) {
 
 // TestAnalyzerSummaryAndLiveBytes: after every memory event, Summary is the
 // slow reference's summary of the prefix replayed so far, DeviceStats each
-// device's entry of its ByDevice, and LiveBytes of each device the sum of the
-// allocations live on it, recomputed from scratch (pre-existing memory found so far was freed when it was found;
-// an old device that a duplicate alloc on another device lowered has no
-// point of its own, so the timeline cannot serve as the reference). Asking
-// them changes nothing that follows.
+// device's entry of its ByDevice, and LiveBytes of each device the sum of
+// the allocations live on it, recomputed from scratch (pre-existing memory
+// found so far was freed when it was found; an old device that a duplicate
+// alloc on another device lowered has no point of its own, so the timeline
+// cannot serve as the reference). Asking them changes nothing that follows.
 func TestAnalyzerSummaryAndLiveBytes(t *testing.T) {
 	for seed := range 400 {
 		r := rand.New(rand.NewPCG(uint64(seed), 11))
@@ -504,8 +504,6 @@ func TestSaturationEdges(t *testing.T) {
 	})
 }
 
-// TestInvalidCategory: a category just past the last is an error, not a
-// panic (Analyze's doc promises an error for one out of range).
 // TestLiveBytesSaturates: past 2⁶³ LiveBytes saturates as the timeline's
 // live bytes do (a sum that wraps would fall): after each event it equals
 // the device's point, and the last is the uint64 maximum.
@@ -530,6 +528,8 @@ func TestLiveBytesSaturates(t *testing.T) {
 	}
 }
 
+// TestInvalidCategory: a category just past the last is an error, not a
+// panic (Analyze's doc promises an error for one out of range).
 func TestInvalidCategory(t *testing.T) {
 	for _, c := range []Category{NumCategories, NumCategories + 1, 255} {
 		doc := &TraceDocument{Memory: []MemoryEvent{{TensorID: "a", Device: "d", Bytes: 1, Category: c}}}
