@@ -223,9 +223,9 @@ func TestPeakBetweenBeforeFirstPoint(t *testing.T) {
 		live, at   uint64
 		ok         bool
 	}{
-		{0, 4, 0, 0, false}, // before the first point: no state
-		{0, 5, 0, 5, true},  // the first point, after the free
-		{6, 20, 300, 10, true},
+		{0, 4, 0, 0, false},    // before the first point: no state
+		{0, 5, 0, 5, true},     // the first point, after the free
+		{6, 20, 300, 10, true}, // the alloc in the window
 	} {
 		got, ok := p.PeakBetween("cuda:0", tc.start, tc.end)
 		if ok != tc.ok || got.LiveBytes != tc.live || got.TimestampNs != tc.at {
